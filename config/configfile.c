@@ -1,0 +1,170 @@
+/* The YAML config file (--config-file): Horovod's sections and our keys. */
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cfg_util.h"
+#include "options.h"
+#include "yaml_doc.h"
+
+#define FOR_PAIRS(p, n)                                                       \
+    for (yaml_node_pair_t *p = (n)->data.mapping.pairs.start;                 \
+         p < (n)->data.mapping.pairs.top; p++)
+
+typedef struct walk {
+    ydoc *d;
+    cfg_job *job;
+    const char *dir; /* the config file's folder, for relative host files */
+    cfg_err *e;
+} walk;
+
+static int
+set_scalar(walk *w, const cfg_option *o, const yaml_node_t *v,
+           const char *value)
+{
+    char path[4096];
+    cfg_err sub;
+
+    if (o->id == CFG_OPT_HOSTFILE && value[0] != '/' && value[0] != '\0') {
+        snprintf(path, sizeof(path), "%s/%s", w->dir, value);
+        value = path;
+    }
+    if (cfg_job_set(w->job, o->id, value, &sub) != 0)
+        return ydoc_fail(w->d, v, w->e, CFG_EINVAL, "'%s' %s", o->key,
+                         sub.msg);
+    return 0;
+}
+
+/* env: a list of "NAME[=VALUE]" or a NAME: VALUE mapping. */
+static int
+set_list(walk *w, const cfg_option *o, yaml_node_t *v)
+{
+    char buf[4096];
+    int r = 0;
+
+    if (v->type == YAML_SEQUENCE_NODE) {
+        for (yaml_node_item_t *i = v->data.sequence.items.start;
+             r == 0 && i < v->data.sequence.items.top; i++) {
+            yaml_node_t *item = ydoc_node(w->d, *i);
+            if (ydoc_scalar(item) == NULL)
+                return ydoc_fail(w->d, item, w->e, CFG_EINVAL,
+                                 "'%s' expects NAME or NAME=VALUE", o->key);
+            r = set_scalar(w, o, item, ydoc_scalar(item));
+        }
+        return r;
+    }
+    FOR_PAIRS(p, v) {
+        const char *k = ydoc_scalar(ydoc_node(w->d, p->key));
+        const char *val = ydoc_scalar(ydoc_node(w->d, p->value));
+        if (k == NULL || val == NULL)
+            return ydoc_fail(w->d, v, w->e, CFG_EINVAL,
+                             "'%s' expects NAME: VALUE pairs", o->key);
+        snprintf(buf, sizeof(buf), "%s=%s", k, val);
+        if ((r = set_scalar(w, o, ydoc_node(w->d, p->value), buf)) != 0)
+            return r;
+    }
+    return 0;
+}
+
+/* hosts: "a:2,b:2" or a list of "a:2" items. */
+static int
+set_hosts(walk *w, const cfg_option *o, yaml_node_t *v)
+{
+    char buf[65536] = "";
+    size_t used = 0;
+
+    for (yaml_node_item_t *i = v->data.sequence.items.start;
+         i < v->data.sequence.items.top; i++) {
+        yaml_node_t *item = ydoc_node(w->d, *i);
+        const char *s = ydoc_scalar(item);
+        if (s == NULL)
+            return ydoc_fail(w->d, item, w->e, CFG_EINVAL,
+                             "'hosts' expects \"host:slots\" items");
+        used += snprintf(buf + used, sizeof(buf) - used, "%s%s",
+                         used ? "," : "", s);
+        if (used >= sizeof(buf))
+            return ydoc_fail(w->d, v, w->e, CFG_ERANGE, "'hosts' is too long");
+    }
+    return set_scalar(w, o, v, buf);
+}
+
+static int
+set_value(walk *w, const cfg_option *o, yaml_node_t *v)
+{
+    if (o->type == CFG_T_LIST && v->type != YAML_SCALAR_NODE)
+        return set_list(w, o, v);
+    if (o->id == CFG_OPT_HOSTS && v->type == YAML_SEQUENCE_NODE)
+        return set_hosts(w, o, v);
+    if (v->type != YAML_SCALAR_NODE)
+        return ydoc_fail(w->d, v, w->e, CFG_EINVAL,
+                         "'%s' expects a single value, found %s", o->key,
+                         ydoc_kind(v));
+    return set_scalar(w, o, v, ydoc_scalar(v));
+}
+
+static int
+walk_map(walk *w, yaml_node_t *n, const char *prefix)
+{
+    char path[256];
+    int r;
+
+    FOR_PAIRS(p, n) {
+        yaml_node_t *k = ydoc_node(w->d, p->key), *v = ydoc_node(w->d, p->value);
+        const cfg_option *o;
+        if (ydoc_scalar(k) == NULL)
+            return ydoc_fail(w->d, k, w->e, CFG_EINVAL, "expected a key");
+        snprintf(path, sizeof(path), "%s%s%s", prefix, prefix[0] ? "." : "",
+                 ydoc_scalar(k));
+        if ((o = cfg_option_by_key(path)) != NULL)
+            r = set_value(w, o, v);
+        else if (v->type == YAML_MAPPING_NODE && prefix[0] == '\0' &&
+                 cfg_option_section_exists(path))
+            r = walk_map(w, v, path);
+        else
+            r = ydoc_fail(w->d, k, w->e, CFG_EINVAL, "unknown key '%s'", path);
+        if (r != 0)
+            return r;
+    }
+    return 0;
+}
+
+int
+cfg_configfile_parse(const char *text, size_t len, const char *file,
+                     cfg_job *job, cfg_err *e)
+{
+    char *copy = strdup(file);
+    walk w = {.job = job, .e = e};
+    ydoc d;
+    int r;
+
+    if (copy == NULL)
+        return cfg_fail(e, CFG_ENOMEM, "out of memory");
+    w.d = &d;
+    w.dir = dirname(copy);
+    if ((r = ydoc_load(&d, text, len, file, e)) == 0) {
+        if (ydoc_root(&d)->type != YAML_MAPPING_NODE)
+            r = ydoc_fail(&d, ydoc_root(&d), e, CFG_EINVAL,
+                          "expected a mapping of settings, found %s",
+                          ydoc_kind(ydoc_root(&d)));
+        else
+            r = walk_map(&w, ydoc_root(&d), "");
+    }
+    ydoc_release(&d);
+    free(copy);
+    return r;
+}
+
+int
+cfg_configfile_load(const char *path, cfg_job *job, cfg_err *e)
+{
+    char *text = NULL;
+    size_t len = 0;
+    int r;
+
+    if ((r = cfg_read_file(path, &text, &len, e)) != 0)
+        return r;
+    r = cfg_configfile_parse(text, len, path, job, e);
+    free(text);
+    return r;
+}

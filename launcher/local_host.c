@@ -1,0 +1,77 @@
+#include "local_host.h"
+
+#include <arpa/inet.h>
+#include <ifaddrs.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+static int
+is_interface_address(const char *name)
+{
+    struct ifaddrs *ifs, *i;
+    char buf[INET6_ADDRSTRLEN];
+    int found = 0;
+
+    if (getifaddrs(&ifs) != 0)
+        return 0;
+    for (i = ifs; i && !found; i = i->ifa_next) {
+        if (i->ifa_addr == NULL || (i->ifa_addr->sa_family != AF_INET &&
+                                    i->ifa_addr->sa_family != AF_INET6))
+            continue;
+        if (getnameinfo(i->ifa_addr,
+                        i->ifa_addr->sa_family == AF_INET
+                            ? sizeof(struct sockaddr_in)
+                            : sizeof(struct sockaddr_in6),
+                        buf, sizeof(buf), NULL, 0, NI_NUMERICHOST) == 0)
+            found = strcmp(buf, name) == 0;
+    }
+    freeifaddrs(ifs);
+    return found;
+}
+
+static int
+is_own_name(const char *name)
+{
+    char host[256];
+    char *dot;
+
+    if (gethostname(host, sizeof(host)) != 0)
+        return 0;
+    host[sizeof(host) - 1] = '\0';
+    if (strcmp(host, name) == 0)
+        return 1;
+    if ((dot = strchr(host, '.')) != NULL) {
+        *dot = '\0';
+        return strcmp(host, name) == 0;
+    }
+    return 0;
+}
+
+int
+host_is_local(const char *name)
+{
+    if (strcmp(name, "localhost") == 0 || strcmp(name, "::1") == 0 ||
+        strncmp(name, "127.", 4) == 0)
+        return 1;
+    return is_own_name(name) || is_interface_address(name);
+}
+
+int
+free_local_port(void)
+{
+    struct sockaddr_in a = {.sin_family = AF_INET};
+    socklen_t len = sizeof(a);
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), port = 0;
+
+    if (fd < 0)
+        return 0;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0 &&
+        getsockname(fd, (struct sockaddr *)&a, &len) == 0)
+        port = ntohs(a.sin_port);
+    close(fd);
+    return port;
+}

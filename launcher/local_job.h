@@ -1,0 +1,26 @@
+/* Running the plan's ranks on this host and waiting for them: the event
+ * loop that relays output, notices the first failure, stops the rest, and
+ * decides hvdrun's exit code. */
+#ifndef HVD_LOCAL_JOB_H
+#define HVD_LOCAL_JOB_H
+
+#include "hostlist.h"
+#include "plan.h"
+
+typedef struct local_job_spec {
+    char *const *argv;         /* the command */
+    char *const *const *envp;  /* one environment per rank */
+    const cfg_plan *plan;
+    const cfg_hostlist *hosts;
+    double kill_grace;         /* seconds between SIGTERM and SIGKILL */
+    double start_timeout;      /* seconds for every exec to happen */
+    const char *output_dir;    /* --output-filename, or NULL */
+    int timestamps;
+    int verbose;
+} local_job_spec;
+
+/* Runs the job; returns hvdrun's exit code. Never returns before every
+ * worker it started has been reaped. */
+int local_job_run(const local_job_spec *spec);
+
+#endif

@@ -1,0 +1,152 @@
+/* hvdrun: runs a command as an N-process data-parallel job. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "exit_codes.h"
+#include "local_host.h"
+#include "local_job.h"
+#include "settings.h"
+#include "worker_env.h"
+
+extern char **environ;
+
+static void
+print_plan(const settings *s, FILE *f)
+{
+    fprintf(f, "%-6s %-24s %-10s %-10s %-10s %-10s\n", "rank", "host",
+            "local_rank", "cross_rank", "local_size", "cross_size");
+    for (int i = 0; i < s->plan.size; i++) {
+        const cfg_slot *x = &s->plan.slots[i];
+        fprintf(f, "%-6d %-24s %-10d %-10d %-10d %-10d\n", x->rank,
+                s->hosts.hosts[x->host].name, x->local_rank, x->cross_rank,
+                x->local_size, x->cross_size);
+    }
+}
+
+/* Every host that got ranks must be this one until the SSH launcher is
+ * built; say so plainly rather than start part of a job. */
+static int
+check_hosts_local(const settings *s)
+{
+    for (int h = 0; h < s->plan.nhosts; h++)
+        if (!host_is_local(s->hosts.hosts[h].name)) {
+            fprintf(stderr,
+                    "hvdrun: host '%s' is not this machine, and launching "
+                    "on other hosts over SSH is not built yet\n",
+                    s->hosts.hosts[h].name);
+            return HVD_EXIT_LAUNCH;
+        }
+    return 0;
+}
+
+/* The variables hvdrun sets, i.e. every entry of env not inherited as is. */
+static void
+print_env(envlist *env, FILE *f)
+{
+    for (size_t i = 0; i < env->n; i++) {
+        const char *e = env->v[i], *eq = strchr(e, '=');
+        char name[256];
+        const char *had;
+        snprintf(name, sizeof(name), "%.*s", (int)(eq - e), e);
+        had = getenv(name);
+        if (had == NULL || strcmp(had, eq + 1) != 0)
+            fprintf(f, "%s\n", e);
+    }
+}
+
+static int
+dry_run(settings *s, const envlist *base, const job_net *net)
+{
+    long rank = cfg_job_long(&s->job, CFG_OPT_DRY_RUN_RANK, 0);
+    envlist env = {0};
+
+    if (rank >= s->plan.size) {
+        fprintf(stderr, "hvdrun: --dry-run-rank %ld: the job has ranks 0 to "
+                        "%d\ntry 'hvdrun --help'\n",
+                rank, s->plan.size - 1);
+        return HVD_EXIT_USAGE;
+    }
+    print_plan(s, stdout);
+    if (worker_env_rank(&env, base, &s->plan, &s->hosts, (int)rank, net))
+        return HVD_EXIT_LAUNCH;
+    printf("\nenvironment of rank %ld (besides the launcher's own):\n", rank);
+    print_env(&env, stdout);
+    envlist_free(&env);
+    return HVD_EXIT_OK;
+}
+
+static int
+run(settings *s, const envlist *base, const job_net *net)
+{
+    envlist *envs = calloc(s->plan.size, sizeof(*envs));
+    char **envp[s->plan.size > 0 ? s->plan.size : 1];
+    local_job_spec spec = {
+        .argv = s->command,
+        .envp = (char *const *const *)envp,
+        .plan = &s->plan,
+        .hosts = &s->hosts,
+        .kill_grace = cfg_job_double(&s->job, CFG_OPT_KILL_GRACE, 3),
+        .start_timeout = cfg_job_double(&s->job, CFG_OPT_START_TIMEOUT, 30),
+        .output_dir = cfg_job_get(&s->job, CFG_OPT_OUTPUT_FILENAME),
+        .timestamps = cfg_job_flag(&s->job, CFG_OPT_PREFIX_TIMESTAMP),
+        .verbose = cfg_job_flag(&s->job, CFG_OPT_VERBOSE),
+    };
+    int code = HVD_EXIT_LAUNCH, i;
+
+    for (i = 0; envs && i < s->plan.size; i++) {
+        if (worker_env_rank(&envs[i], base, &s->plan, &s->hosts, i, net))
+            break;
+        envp[i] = envlist_array(&envs[i]);
+    }
+    if (envs && i == s->plan.size)
+        code = local_job_run(&spec);
+    else
+        fprintf(stderr, "hvdrun: out of memory\n");
+    for (i = 0; envs && i < s->plan.size; i++)
+        envlist_free(&envs[i]);
+    free(envs);
+    return code;
+}
+
+int
+main(int argc, char **argv)
+{
+    settings s;
+    envlist base = {0};
+    const char *missing;
+    job_net net = {"127.0.0.1", 0, "lo"};
+    int done, code;
+
+    if ((code = settings_load(argc, argv, &s, &done)) != 0 || done)
+        goto out;
+    if (s.ncommand == 0 && !cfg_job_flag(&s.job, CFG_OPT_DRY_RUN)) {
+        fprintf(stderr, "hvdrun: no command given\ntry 'hvdrun --help'\n");
+        code = HVD_EXIT_USAGE;
+        goto out;
+    }
+    if (worker_env_base(&base, environ, &s.job, &missing) != 0) {
+        code = HVD_EXIT_LAUNCH;
+        goto out;
+    }
+    if (missing)
+        fprintf(stderr, "hvdrun: warning: -x %s: not set here, not "
+                        "forwarded\n", missing);
+    net.master_port = free_local_port();
+    if (s.plan.nhosts > 1) {
+        net.master_addr = s.hosts.hosts[0].name;
+        net.iface = "(chosen when the job starts)";
+    }
+    if (cfg_job_flag(&s.job, CFG_OPT_VERBOSE))
+        print_plan(&s, stderr);
+    if (cfg_job_flag(&s.job, CFG_OPT_DRY_RUN))
+        code = dry_run(&s, &base, &net);
+    else if ((code = check_hosts_local(&s)) == 0)
+        code = run(&s, &base, &net);
+out:
+    envlist_free(&base);
+    settings_release(&s);
+    fflush(stdout);
+    return code;
+}

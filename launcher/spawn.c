@@ -1,0 +1,86 @@
+#include "spawn.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+/* Runs in the child between fork and exec: async-signal-safe calls only. */
+static void
+child(char *const argv[], char *const envp[], const sigset_t *unblock,
+      pid_t parent, int out, int err, int status)
+{
+    int e, devnull;
+
+    setpgid(0, 0);
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent)
+        _exit(127);
+    signal(SIGPIPE, SIG_DFL);
+    signal(SIGINT, SIG_DFL);
+    signal(SIGTERM, SIG_DFL);
+    signal(SIGHUP, SIG_DFL);
+    sigprocmask(SIG_SETMASK, unblock, NULL);
+    devnull = open("/dev/null", O_RDONLY);
+    if (devnull < 0 || dup2(devnull, 0) < 0 || dup2(out, 1) < 0 ||
+        dup2(err, 2) < 0)
+        _exit(127);
+    execvpe(argv[0], argv, envp);
+    e = errno;
+    if (write(status, &e, sizeof(e)) < 0)
+        _exit(127);
+    _exit(e == ENOENT ? 127 : 126);
+}
+
+static int
+pipe_pair(int fds[2])
+{
+    return pipe2(fds, O_CLOEXEC);
+}
+
+int
+spawn_worker(char *const argv[], char *const envp[], const sigset_t *unblock,
+             spawned *out)
+{
+    int o[2] = {-1, -1}, e[2] = {-1, -1}, s[2] = {-1, -1}, saved;
+    pid_t parent = getpid(), pid;
+
+    if (pipe_pair(o) || pipe_pair(e) || pipe_pair(s))
+        goto fail;
+    if ((pid = fork()) < 0)
+        goto fail;
+    if (pid == 0)
+        child(argv, envp, unblock, parent, o[1], e[1], s[1]);
+    setpgid(pid, pid); /* also here: no race with a killpg right after */
+    close(o[1]);
+    close(e[1]);
+    close(s[1]);
+    fcntl(o[0], F_SETFL, O_NONBLOCK);
+    fcntl(e[0], F_SETFL, O_NONBLOCK);
+    *out = (spawned){pid, o[0], e[0], s[0]};
+    return 0;
+fail:
+    saved = errno;
+    for (int i = 0; i < 2; i++) {
+        if (o[i] >= 0)
+            close(o[i]);
+        if (e[i] >= 0)
+            close(e[i]);
+        if (s[i] >= 0)
+            close(s[i]);
+    }
+    errno = saved;
+    return -1;
+}
+
+int
+spawn_exec_errno(int status_fd, int *err)
+{
+    ssize_t n;
+
+    do
+        n = read(status_fd, err, sizeof(*err));
+    while (n < 0 && errno == EINTR);
+    return n == sizeof(*err) ? 1 : 0;
+}
