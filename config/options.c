@@ -265,7 +265,9 @@ cfg_job_tunable_env(const cfg_job *job,
         const char *v = job->value[i];
         if (o->env == NULL || v == NULL)
             continue;
-        if (o->requires != CFG_OPT_NONE && !cfg_job_flag(job, o->requires))
+        if (o->requires != CFG_OPT_NONE &&
+            (job->value[o->requires] == NULL ||
+             strcmp(job->value[o->requires], "0") == 0))
             continue;
         if (o->xform == CFG_X_MB) {
             snprintf(buf, sizeof(buf), "%lld",

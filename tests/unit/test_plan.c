@@ -1,0 +1,133 @@
+#include <string.h>
+
+#include "plan.h"
+#include "unit.h"
+
+static cfg_hostlist l;
+static cfg_plan p;
+static cfg_err e;
+
+static void
+setup(void)
+{
+    cfg_hostlist_init(&l);
+    memset(&p, 0, sizeof(p));
+}
+
+static void
+teardown(void)
+{
+    cfg_plan_release(&p);
+    cfg_hostlist_release(&l);
+}
+
+static void
+build(const char *spec, int np)
+{
+    ck_assert_int_eq(cfg_hostspec_parse(spec, &l, &e), 0);
+    ck_assert_int_eq(cfg_plan_build(&l, np, &p, &e), 0);
+}
+
+/* rank: host, local_rank, local_size, cross_rank, cross_size */
+static void
+expect(int rank, int host, int lr, int ls, int cr, int cs)
+{
+    const cfg_slot *s = &p.slots[rank];
+    ck_assert_int_eq(s->rank, rank);
+    ck_assert_int_eq(s->host, host);
+    ck_assert_int_eq(s->local_rank, lr);
+    ck_assert_int_eq(s->local_size, ls);
+    ck_assert_int_eq(s->cross_rank, cr);
+    ck_assert_int_eq(s->cross_size, cs);
+}
+
+/* Horovod's own example: worker-0:1,worker-1:2 gives rank 2 cross_size 1. */
+START_TEST(horovod_example)
+{
+    build("worker-0:1,worker-1:2", 3);
+    ck_assert_int_eq(p.size, 3);
+    expect(0, 0, 0, 1, 0, 2);
+    expect(1, 1, 0, 2, 1, 2);
+    expect(2, 1, 1, 2, 0, 1);
+}
+END_TEST
+
+START_TEST(two_by_four)
+{
+    build("a:4,b:4", 0);
+    ck_assert_int_eq(p.size, 8);
+    ck_assert_int_eq(p.nhosts, 2);
+    expect(0, 0, 0, 4, 0, 2);
+    expect(3, 0, 3, 4, 0, 2);
+    expect(4, 1, 0, 4, 1, 2);
+    expect(7, 1, 3, 4, 1, 2);
+}
+END_TEST
+
+START_TEST(np_below_slots_takes_first)
+{
+    build("a:4,b:4,c:4", 6);
+    ck_assert_int_eq(p.size, 6);
+    ck_assert_int_eq(p.nhosts, 2);
+    ck_assert_int_eq(p.scale, 1);
+    expect(5, 1, 1, 2, 1, 2);
+    expect(2, 0, 2, 4, 0, 1);
+}
+END_TEST
+
+START_TEST(np_above_slots_scales_each_host)
+{
+    build("a:4,b:4", 16);
+    ck_assert_int_eq(p.size, 16);
+    ck_assert_int_eq(p.scale, 2);
+    expect(7, 0, 7, 8, 0, 2);
+    expect(8, 1, 0, 8, 1, 2);
+    expect(15, 1, 7, 8, 1, 2);
+}
+END_TEST
+
+START_TEST(np_above_slots_not_multiple)
+{
+    build("a:2,b:1", 5);
+    ck_assert_int_eq(p.scale, 2);
+    expect(3, 0, 3, 4, 0, 1);
+    expect(4, 1, 0, 1, 1, 2);
+}
+END_TEST
+
+START_TEST(no_hosts_is_error)
+{
+    ck_assert_int_eq(cfg_plan_build(&l, 2, &p, &e), CFG_EINVAL);
+    ck_assert_str_eq(e.msg, "no hosts to run on");
+    ck_assert_int_eq(cfg_plan_first_rank(&p, 0), -1);
+}
+END_TEST
+
+START_TEST(first_rank_of_host)
+{
+    build("a:3,b:2,c:1", 4);
+    ck_assert_int_eq(cfg_plan_first_rank(&p, 0), 0);
+    ck_assert_int_eq(cfg_plan_first_rank(&p, 1), 3);
+    ck_assert_int_eq(cfg_plan_first_rank(&p, 2), -1);
+}
+END_TEST
+
+static Suite *
+suite(void)
+{
+    Suite *s = suite_create("plan");
+    TCase *tc = tcase_create("ranks");
+
+    tcase_add_checked_fixture(tc, setup, teardown);
+    ADD(tc, horovod_example);
+    ADD(tc, two_by_four);
+    ADD(tc, np_below_slots_takes_first);
+    ADD(tc, np_above_slots_scales_each_host);
+    ADD(tc, np_above_slots_not_multiple);
+    ADD(tc, no_hosts_is_error);
+    ADD(tc, first_rank_of_host);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+UNIT_MAIN(suite)

@@ -1,0 +1,88 @@
+#include <string.h>
+
+#include "unit.h"
+#include "worker_env.h"
+
+START_TEST(identity_variables)
+{
+    cfg_hostlist l;
+    cfg_plan p;
+    envlist base = {0}, env = {0};
+    job_net net = {"10.0.0.1", 29500, "eth0"};
+
+    cfg_hostlist_init(&l);
+    ck_assert_int_eq(cfg_hostspec_parse("worker-0:1,worker-1:2", &l, NULL), 0);
+    ck_assert_int_eq(cfg_plan_build(&l, 3, &p, NULL), 0);
+    ck_assert_int_eq(envlist_set(&base, "RANK", "stale"), 0);
+    ck_assert_int_eq(worker_env_rank(&env, &base, &p, &l, 2, &net), 0);
+    ck_assert_str_eq(envlist_get(&env, "HOROVOD_RANK"), "2");
+    ck_assert_str_eq(envlist_get(&env, "HOROVOD_SIZE"), "3");
+    ck_assert_str_eq(envlist_get(&env, "HOROVOD_LOCAL_RANK"), "1");
+    ck_assert_str_eq(envlist_get(&env, "HOROVOD_LOCAL_SIZE"), "2");
+    ck_assert_str_eq(envlist_get(&env, "HOROVOD_CROSS_RANK"), "0");
+    ck_assert_str_eq(envlist_get(&env, "HOROVOD_CROSS_SIZE"), "1");
+    ck_assert_str_eq(envlist_get(&env, "HOROVOD_HOSTNAME"), "worker-1");
+    ck_assert_str_eq(envlist_get(&env, "RANK"), "2");
+    ck_assert_str_eq(envlist_get(&env, "GROUP_RANK"), "1");
+    ck_assert_str_eq(envlist_get(&env, "GROUP_WORLD_SIZE"), "2");
+    ck_assert_str_eq(envlist_get(&env, "MASTER_ADDR"), "10.0.0.1");
+    ck_assert_str_eq(envlist_get(&env, "MASTER_PORT"), "29500");
+    ck_assert_str_eq(envlist_get(&env, "NCCL_SOCKET_IFNAME"), "eth0");
+    ck_assert_str_eq(envlist_get(&env, "PYTHONUNBUFFERED"), "1");
+    envlist_free(&env);
+    envlist_free(&base);
+    cfg_plan_release(&p);
+    cfg_hostlist_release(&l);
+}
+END_TEST
+
+START_TEST(dropped_variables)
+{
+    ck_assert(worker_env_dropped("BASH_FUNC_module%%=() {}"));
+    ck_assert(worker_env_dropped("OLDPWD=/tmp"));
+    ck_assert(worker_env_dropped("CUDA_VISIBLE_DEVICES=0"));
+    ck_assert(worker_env_dropped("NV_CUDA_VISIBLE_DEVICES=0"));
+    ck_assert(!worker_env_dropped("PATH=/bin"));
+    ck_assert(!worker_env_dropped("OLDPWDX=1"));
+}
+END_TEST
+
+START_TEST(base_forwards_filters_and_overrides)
+{
+    char *environ_[] = {"PATH=/bin", "OLDPWD=/x", "KEEP=launcher",
+                        "CUDA_VISIBLE_DEVICES=1", NULL};
+    cfg_job job;
+    envlist base = {0};
+    const char *missing;
+
+    cfg_job_init(&job);
+    ck_assert_int_eq(cfg_job_set(&job, CFG_OPT_ENV, "KEEP=override", NULL), 0);
+    ck_assert_int_eq(cfg_job_set(&job, CFG_OPT_ENV, "HVD_SURELY_UNSET", NULL),
+                     0);
+    ck_assert_int_eq(cfg_job_set(&job, CFG_OPT_CYCLE_TIME_MS, "5", NULL), 0);
+    ck_assert_int_eq(worker_env_base(&base, environ_, &job, &missing), 0);
+    ck_assert_str_eq(envlist_get(&base, "PATH"), "/bin");
+    ck_assert_ptr_null(envlist_get(&base, "OLDPWD"));
+    ck_assert_ptr_null(envlist_get(&base, "CUDA_VISIBLE_DEVICES"));
+    ck_assert_str_eq(envlist_get(&base, "KEEP"), "override");
+    ck_assert_str_eq(envlist_get(&base, "HOROVOD_CYCLE_TIME"), "5");
+    ck_assert_str_eq(missing, "HVD_SURELY_UNSET");
+    envlist_free(&base);
+    cfg_job_release(&job);
+}
+END_TEST
+
+static Suite *
+suite(void)
+{
+    Suite *s = suite_create("worker_env");
+    TCase *tc = tcase_create("env");
+
+    ADD(tc, identity_variables);
+    ADD(tc, dropped_variables);
+    ADD(tc, base_forwards_filters_and_overrides);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+UNIT_MAIN(suite)
