@@ -59,9 +59,11 @@ get_str(const ydoc *d, const yaml_node_t *v, const char *key, char **out,
 }
 
 static int
-host_field(const ydoc *d, const char *key, const yaml_node_t *v, cfg_host *h,
-           const char **name, cfg_err *e)
+host_field(const ydoc *d, const yaml_node_t *k, const yaml_node_t *v,
+           cfg_host *h, const char **name, cfg_err *e)
 {
+    const char *key = ydoc_scalar(k);
+
     if (strcmp(key, "name") == 0)
         return get_str(d, v, key, (char **)name, e);
     if (strcmp(key, "slots") == 0)
@@ -74,7 +76,7 @@ host_field(const ydoc *d, const char *key, const yaml_node_t *v, cfg_host *h,
         return get_str(d, v, key, &h->user, e);
     if (strcmp(key, "identity_file") == 0)
         return get_str(d, v, key, &h->identity_file, e);
-    return ydoc_fail(d, v, e, CFG_EINVAL,
+    return ydoc_fail(d, k, e, CFG_EINVAL,
                      "unknown key '%s' (expected name, slots, max_slots, "
                      "ssh_port, user or identity_file)",
                      key);
@@ -90,10 +92,9 @@ parse_host_map(ydoc *d, yaml_node_t *n, cfg_hostlist *out, cfg_err *e)
 
     FOR_PAIRS(p, n) {
         yaml_node_t *k = ydoc_node(d, p->key), *v = ydoc_node(d, p->value);
-        const char *key = ydoc_scalar(k);
-        if (key == NULL)
+        if (ydoc_scalar(k) == NULL)
             return ydoc_fail(d, k, e, CFG_EINVAL, "expected a key");
-        if ((r = host_field(d, key, v, &h, &name, e)) != 0)
+        if ((r = host_field(d, k, v, &h, &name, e)) != 0)
             return r;
     }
     if (name == NULL)

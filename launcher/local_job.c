@@ -96,6 +96,11 @@ setup_signals(run *r)
     sigaddset(&set, SIGHUP);
     if (sigprocmask(SIG_BLOCK, &set, &r->old_mask) != 0)
         return -1;
+    /* A shell starts background jobs with SIGINT ignored, and an ignored
+     * signal never reaches a signalfd: take them back. */
+    signal(SIGINT, SIG_DFL);
+    signal(SIGTERM, SIG_DFL);
+    signal(SIGHUP, SIG_DFL);
     signal(SIGPIPE, SIG_IGN);
     r->sigfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
     return r->sigfd < 0 ? -1 : 0;

@@ -157,7 +157,7 @@ static const struct {
 } bad_yaml[] = {
     {"hosts:\n  - name: a\n    slots: two\n",
      "hosts.txt:3:12: 'slots' expects an integer"},
-    {"hosts:\n  - name: a\n    cores: 2\n", "hosts.txt:3:12: unknown key 'cores'"},
+    {"hosts:\n  - name: a\n    cores: 2\n", "hosts.txt:3:5: unknown key 'cores'"},
     {"hosts:\n  - slots: 2\n", "hosts.txt:2:5: host without 'name'"},
     {"nodes:\n  - a\n", "hosts.txt:1:1: unknown key 'nodes'"},
     {"hosts: a\n", "hosts.txt:1:8: expected a list of hosts"},

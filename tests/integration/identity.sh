@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Every rank gets its identity, in Horovod's and torchrun's variables.
+. "$(dirname "$0")/lib.sh"
+
+cat >"$TMP/show.sh" <<'SH'
+echo "id $HOROVOD_RANK $HOROVOD_SIZE $HOROVOD_LOCAL_RANK $HOROVOD_LOCAL_SIZE $HOROVOD_CROSS_RANK $HOROVOD_CROSS_SIZE $RANK $WORLD_SIZE $LOCAL_RANK $LOCAL_WORLD_SIZE $GROUP_RANK $GROUP_WORLD_SIZE $MASTER_ADDR $HOROVOD_GLOO_IFACE $HOROVOD_CONTROLLER $PYTHONUNBUFFERED ${OLDPWD:-none} ${CUDA_VISIBLE_DEVICES:-none} ${EXTRA:-none} ${FWD:-none} $(pwd)"
+SH
+mkdir -p "$TMP/work"
+cd "$TMP/work"
+FWD=forwarded OLDPWD=/x CUDA_VISIBLE_DEVICES=3 hvd -np 4 -H localhost:4 -x EXTRA=yes bash "$TMP/show.sh"
+check "4 ranks exit 0" [ "$RC" -eq 0 ]
+for r in 0 1 2 3; do
+    want="[$r]<stdout>:id $r 4 $r 4 0 1 $r 4 $r 4 0 1 127.0.0.1 lo gloo 1 none none yes forwarded $TMP/work"
+    check "rank $r identity" grep -qxF "$want" "$TMP/out"
+done
+port=$(FWD=1 timeout 30 "$HVDRUN" -np 2 sh -c 'echo $MASTER_PORT' | cut -d: -f2 | sort -u)
+check "one MASTER_PORT for all ranks" [ "$(echo "$port" | wc -l)" -eq 1 ]
+check "MASTER_PORT is a port" [ "$port" -gt 0 ] 2>/dev/null
+
+# -np below the slots takes the first slots; config file under command line
+cat >"$TMP/job.yaml" <<'Y'
+np: 3
+params:
+  cycle_time_ms: 7
+env:
+  - EXTRA=from-file
+Y
+hvd --config-file "$TMP/job.yaml" -H localhost:8 sh -c 'echo $HOROVOD_SIZE $HOROVOD_CYCLE_TIME $EXTRA'
+check "config file gives np and tunables" grep -qxF "[2]<stdout>:3 7 from-file" "$TMP/out"
+hvd --config-file "$TMP/job.yaml" -np 2 -x EXTRA=cli -H localhost:8 sh -c 'echo $HOROVOD_SIZE $EXTRA'
+check "command line wins over config file" grep -qxF "[1]<stdout>:2 cli" "$TMP/out"
+check "... and only 2 ranks ran" [ "$(wc -l <"$TMP/out")" -eq 2 ]
+
+# host file, plain format
+printf 'localhost slots=2\n' >"$TMP/hosts"
+hvd --hostfile "$TMP/hosts" sh -c 'echo $HOROVOD_LOCAL_SIZE'
+check "host file slots" [ "$(grep -c ':2$' "$TMP/out")" -eq 2 ]
+
+# --dry-run prints the plan and an environment, starts nothing
+hvd --dry-run --dry-run-rank 2 -np 3 -H worker-0:1,worker-1:2 touch "$TMP/ran"
+check "dry run exits 0" [ "$RC" -eq 0 ]
+check "dry run starts nothing" [ ! -e "$TMP/ran" ]
+check "dry run table row" grep -qE '^2 +worker-1 +1 +0 +2 +1 *$' "$TMP/out"
+check "dry run env of chosen rank" grep -qx "HOROVOD_RANK=2" "$TMP/out"
+check "dry run env cross size" grep -qx "HOROVOD_CROSS_SIZE=1" "$TMP/out"
+
+# -np above the slots: warned, scaled
+hvd -np 4 -H localhost:2 sh -c 'echo $HOROVOD_LOCAL_SIZE'
+check "np above slots runs 4" [ "$(grep -c ':4$' "$TMP/out")" -eq 4 ]
+check "np above slots warns" grep -q "warning: -np 4 is more than the 2 slots" "$TMP/err"
+finish

@@ -1,0 +1,50 @@
+# Shared helpers for the integration tests: each test script sources this,
+# runs the real hvdrun, and ends with `finish`.
+set -u
+HVDRUN=${HVDRUN:?set HVDRUN to the hvdrun binary}
+PASS=0
+FAIL=0
+TMP=$(mktemp -d)
+# A marker that only this script's workers carry, to find leftovers.
+MARK="hvdtest$$x$RANDOM"
+
+cleanup() {
+    pkill -KILL -f "$MARK" 2>/dev/null
+    rm -rf "$TMP"
+}
+trap cleanup EXIT
+
+ok() { echo "ok - $*"; PASS=$((PASS + 1)); }
+bad() { echo "not ok - $*"; FAIL=$((FAIL + 1)); }
+
+# check DESCRIPTION COMMAND...: passes when COMMAND succeeds.
+check() {
+    local desc=$1
+    shift
+    if "$@"; then ok "$desc"; else bad "$desc"; fi
+}
+
+# hvd ARGS...: runs hvdrun with a time bound; output in $TMP/out, $TMP/err,
+# status in $RC.
+hvd() {
+    timeout -k 5 60 "$HVDRUN" "$@" >"$TMP/out" 2>"$TMP/err"
+    RC=$?
+}
+
+# Number of live processes whose command line has the marker.
+leftovers() { pgrep -f "$MARK" | wc -l; }
+
+# wait_gone SECONDS: waits until no marked process is left.
+wait_gone() {
+    local i
+    for ((i = 0; i < $1 * 10; i++)); do
+        [ "$(leftovers)" -eq 0 ] && return 0
+        sleep 0.1
+    done
+    return 1
+}
+
+finish() {
+    echo "$PASS passed, $FAIL failed"
+    [ "$FAIL" -eq 0 ]
+}
