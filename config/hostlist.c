@@ -20,6 +20,7 @@ cfg_hostlist_release(cfg_hostlist *l)
         free(l->hosts[i].identity_file);
     }
     free(l->hosts);
+    free(l->slot_of);
     cfg_hostlist_init(l);
 }
 
@@ -45,16 +46,58 @@ merge_slots(cfg_host *have, const cfg_host *h, cfg_err *e)
     return 0;
 }
 
+static size_t
+hash(const char *s)
+{
+    size_t h = 14695981039346656037ULL;
+
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+    return h;
+}
+
+/* The hash slot holding name, or the empty slot where it would go. */
+static size_t *
+find_slot(const cfg_hostlist *l, const char *name)
+{
+    size_t i = hash(name) & (l->nslots - 1);
+
+    while (l->slot_of[i] != 0 &&
+           strcmp(l->hosts[l->slot_of[i] - 1].name, name) != 0)
+        i = (i + 1) & (l->nslots - 1);
+    return &l->slot_of[i];
+}
+
+/* Keeps the table at most half full, so that lookups stay short even for
+ * a 65536-host range. */
+static int
+grow_index(cfg_hostlist *l)
+{
+    size_t n = l->nslots ? l->nslots * 2 : 64, i;
+    size_t *fresh = calloc(n, sizeof(*fresh));
+
+    if (fresh == NULL)
+        return CFG_ENOMEM;
+    free(l->slot_of);
+    l->slot_of = fresh;
+    l->nslots = n;
+    for (i = 0; i < l->count; i++)
+        *find_slot(l, l->hosts[i].name) = i + 1;
+    return 0;
+}
+
 int
 cfg_hostlist_add(cfg_hostlist *l, const cfg_host *h, cfg_err *e)
 {
     cfg_host copy = {0};
-    size_t i;
+    size_t *slot;
     int r;
 
-    for (i = 0; i < l->count; i++)
-        if (strcmp(l->hosts[i].name, h->name) == 0)
-            return merge_slots(&l->hosts[i], h, e);
+    if ((l->count + 1) * 2 > l->nslots && grow_index(l) != 0)
+        return cfg_fail(e, CFG_ENOMEM, "out of memory");
+    slot = find_slot(l, h->name);
+    if (*slot != 0)
+        return merge_slots(&l->hosts[*slot - 1], h, e);
     if (l->count >= CFG_MAX_HOSTS)
         return cfg_fail(e, CFG_ERANGE, "more than %d hosts", CFG_MAX_HOSTS);
     if (l->count == l->cap) {
@@ -71,6 +114,7 @@ cfg_hostlist_add(cfg_hostlist *l, const cfg_host *h, cfg_err *e)
         (r = dup_or_null(h->identity_file, &copy.identity_file)) != 0)
         goto out;
     l->hosts[l->count++] = copy;
+    *slot = l->count;
     return 0;
 out:
     free(copy.name);

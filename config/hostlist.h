@@ -24,6 +24,8 @@ typedef struct cfg_hostlist {
     cfg_host *hosts;
     size_t count;
     size_t cap;
+    size_t *slot_of; /* hash of names -> index + 1, for repeated hosts */
+    size_t nslots;   /* a power of two, at least twice count */
 } cfg_hostlist;
 
 void cfg_hostlist_init(cfg_hostlist *l);

@@ -1,0 +1,113 @@
+/* coll_init: the identity hvdrun puts in the environment. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "collective.h"
+#include "comm.h"
+
+/* Why this thread's last coll_init failed; see coll_last_error(NULL). */
+_Thread_local char coll_init_detail[256];
+
+/* Reads the first of two variable names that is set. Returns 1 when found,
+ * 0 when neither is set, -1 when the value is not a number >= min. */
+static int
+read_var(const char *horovod, const char *torch, int min, int *out)
+{
+    const char *name = horovod, *v = getenv(horovod);
+    char *end;
+    long n;
+
+    if (v == NULL && torch != NULL)
+        v = getenv(name = torch);
+    if (v == NULL)
+        return 0;
+    errno = 0;
+    n = strtol(v, &end, 10);
+    if (errno || end == v || *end || n < min || n > 1 << 30) {
+        snprintf(coll_init_detail, sizeof(coll_init_detail), "%s='%s' is not a number >= %d",
+                 name, v, min);
+        return -1;
+    }
+    *out = (int)n;
+    return 1;
+}
+
+static int
+read_identity(coll_comm *c)
+{
+    static const struct {
+        const char *horovod, *torch;
+        int min;
+        size_t off;
+    } vars[] = {
+        {"HOROVOD_RANK", "RANK", 0, offsetof(coll_comm, rank)},
+        {"HOROVOD_SIZE", "WORLD_SIZE", 1, offsetof(coll_comm, size)},
+        {"HOROVOD_LOCAL_RANK", "LOCAL_RANK", 0, offsetof(coll_comm, local_rank)},
+        {"HOROVOD_LOCAL_SIZE", "LOCAL_WORLD_SIZE", 1,
+         offsetof(coll_comm, local_size)},
+        {"HOROVOD_CROSS_RANK", "GROUP_RANK", 0, offsetof(coll_comm, cross_rank)},
+        {"HOROVOD_CROSS_SIZE", "GROUP_WORLD_SIZE", 1,
+         offsetof(coll_comm, cross_size)},
+    };
+    int found = 0, r;
+
+    for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
+        int *field = (int *)((char *)c + vars[i].off);
+        if ((r = read_var(vars[i].horovod, vars[i].torch, vars[i].min, field)) < 0)
+            return COLL_EIDENTITY;
+        found += r;
+    }
+    if (found == 0) { /* not started by a launcher: a job of one */
+        c->size = c->local_size = c->cross_size = 1;
+        return 0;
+    }
+    if (c->local_size < 0) { /* no local variables: one host */
+        c->local_rank = c->rank;
+        c->local_size = c->size;
+    }
+    if (c->cross_size < 0) {
+        c->cross_rank = 0;
+        c->cross_size = 1;
+    }
+    if (found < 2 || c->rank >= c->size || c->local_rank >= c->local_size ||
+        c->cross_rank >= c->cross_size || c->local_size > c->size) {
+        snprintf(coll_init_detail, sizeof(coll_init_detail),
+                 "inconsistent identity: rank %d of %d, local %d of %d, "
+                 "cross %d of %d",
+                 c->rank, c->size, c->local_rank, c->local_size, c->cross_rank,
+                 c->cross_size);
+        return COLL_EIDENTITY;
+    }
+    return 0;
+}
+
+int
+coll_init(coll_comm **out)
+{
+    coll_comm *c;
+    int r;
+
+    coll_init_detail[0] = '\0';
+    if (out == NULL)
+        return COLL_EINVAL;
+    *out = NULL;
+    if ((c = calloc(1, sizeof(*c))) == NULL)
+        return COLL_ENOMEM;
+    /* Without local/cross variables a job is one host. */
+    c->local_size = c->cross_size = -1;
+    if ((r = read_identity(c)) != 0) {
+        free(c);
+        return r;
+    }
+    *out = c;
+    return 0;
+}
+
+int
+coll_finalize(coll_comm *c)
+{
+    free(c);
+    return 0;
+}
