@@ -56,6 +56,8 @@ out_sink_release(out_sink *s)
 static void
 sink_add(out_sink *s, const char *p, size_t n)
 {
+    if (n == 0)
+        return;
     if (s->len + n > s->cap) {
         size_t cap = s->cap ? s->cap : 65536;
         char *b;
