@@ -27,7 +27,10 @@ set_scalar(walk *w, const cfg_option *o, const yaml_node_t *v,
     cfg_err sub;
 
     if (o->id == CFG_OPT_HOSTFILE && value[0] != '/' && value[0] != '\0') {
-        snprintf(path, sizeof(path), "%s/%s", w->dir, value);
+        int n = snprintf(path, sizeof(path), "%s/%s", w->dir, value);
+        if (n < 0 || (size_t)n >= sizeof(path))
+            return ydoc_fail(w->d, v, w->e, CFG_ERANGE, "'%s' is too long",
+                             o->key);
         value = path;
     }
     if (cfg_job_set(w->job, o->id, value, &sub) != 0)
