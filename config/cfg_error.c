@@ -7,8 +7,8 @@ const char *
 cfg_strerror(int code)
 {
     switch (code) {
-#define CFG_ERRNO_CASE(name, val, text)                                       \
-    case val:                                                                 \
+#define CFG_ERRNO_CASE(name, val, text)                                        \
+    case val:                                                                  \
         return text;
         CFG_ERRNO_MAP(CFG_ERRNO_CASE)
 #undef CFG_ERRNO_CASE

@@ -5,11 +5,11 @@
 #include <stddef.h>
 
 /* One list of error codes; it only grows. */
-#define CFG_ERRNO_MAP(X)                                                      \
-    X(ENOMEM, -1, "out of memory")                                            \
-    X(EINVAL, -2, "invalid input")                                            \
-    X(EIO, -3, "cannot read file")                                            \
-    X(ERANGE, -4, "value out of range")                                       \
+#define CFG_ERRNO_MAP(X)                                                       \
+    X(ENOMEM, -1, "out of memory")                                             \
+    X(EINVAL, -2, "invalid input")                                             \
+    X(EIO, -3, "cannot read file")                                             \
+    X(ERANGE, -4, "value out of range")                                        \
     X(EUNSUPPORTED, -5, "not supported")
 
 enum {

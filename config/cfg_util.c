@@ -86,8 +86,7 @@ cfg_read_file(const char *path, char **text, size_t *len, cfg_err *e)
     }
     n = fread(buf, 1, LIMIT + 1, f);
     if (ferror(f))
-        r = cfg_fail(e, CFG_EIO, "cannot read '%s': %s", path,
-                     strerror(errno));
+        r = cfg_fail(e, CFG_EIO, "cannot read '%s': %s", path, strerror(errno));
     else if (n > LIMIT)
         r = cfg_fail(e, CFG_ERANGE, "'%s' is larger than 16 MiB", path);
 out:

@@ -20,8 +20,6 @@ int cfg_parse_bool(const char *s, int *out);
  * NULL when out of memory. The caller frees it. */
 char *cfg_strndup_trim(const char *s, size_t n);
 
-
-
 #include "cfg_error.h"
 
 /* Reads a whole file (at most 16 MiB) into a malloc'd, NUL-terminated

@@ -8,8 +8,8 @@
 #include "options.h"
 #include "yaml_doc.h"
 
-#define FOR_PAIRS(p, n)                                                       \
-    for (yaml_node_pair_t *p = (n)->data.mapping.pairs.start;                 \
+#define FOR_PAIRS(p, n)                                                        \
+    for (yaml_node_pair_t *p = (n)->data.mapping.pairs.start;                  \
          p < (n)->data.mapping.pairs.top; p++)
 
 typedef struct walk {
@@ -34,8 +34,7 @@ set_scalar(walk *w, const cfg_option *o, const yaml_node_t *v,
         value = path;
     }
     if (cfg_job_set(w->job, o->id, value, &sub) != 0)
-        return ydoc_fail(w->d, v, w->e, CFG_EINVAL, "'%s' %s", o->key,
-                         sub.msg);
+        return ydoc_fail(w->d, v, w->e, CFG_EINVAL, "'%s' %s", o->key, sub.msg);
     return 0;
 }
 
@@ -57,7 +56,8 @@ set_list(walk *w, const cfg_option *o, yaml_node_t *v)
         }
         return r;
     }
-    FOR_PAIRS(p, v) {
+    FOR_PAIRS(p, v)
+    {
         const char *k = ydoc_scalar(ydoc_node(w->d, p->key));
         const char *val = ydoc_scalar(ydoc_node(w->d, p->value));
         if (k == NULL || val == NULL)
@@ -112,8 +112,10 @@ walk_map(walk *w, yaml_node_t *n, const char *prefix)
     char path[256];
     int r;
 
-    FOR_PAIRS(p, n) {
-        yaml_node_t *k = ydoc_node(w->d, p->key), *v = ydoc_node(w->d, p->value);
+    FOR_PAIRS(p, n)
+    {
+        yaml_node_t *k = ydoc_node(w->d, p->key),
+                    *v = ydoc_node(w->d, p->value);
         const cfg_option *o;
         if (ydoc_scalar(k) == NULL)
             return ydoc_fail(w->d, k, w->e, CFG_EINVAL, "expected a key");

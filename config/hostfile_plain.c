@@ -51,8 +51,8 @@ parse_line(char *line, const char *where, cfg_hostlist *out, cfg_err *e)
     if (tok == NULL)
         return 0;
     /* Hydra's "host:N" already gives the slots. */
-    saw_slots = tok[0] == '[' ? strstr(tok, "]:") != NULL
-                              : strchr(tok, ':') != NULL;
+    saw_slots =
+        tok[0] == '[' ? strstr(tok, "]:") != NULL : strchr(tok, ':') != NULL;
     if ((r = hostentry_parse(tok, where, &h, e)) != 0)
         return r;
     while ((tok = strtok_r(NULL, " \t\r", &save)) != NULL)

@@ -8,11 +8,11 @@
 #include "internal.h"
 #include "yaml_doc.h"
 
-#define FOR_PAIRS(p, n)                                                       \
-    for (yaml_node_pair_t *p = (n)->data.mapping.pairs.start;                 \
+#define FOR_PAIRS(p, n)                                                        \
+    for (yaml_node_pair_t *p = (n)->data.mapping.pairs.start;                  \
          p < (n)->data.mapping.pairs.top; p++)
-#define FOR_ITEMS(i, n)                                                       \
-    for (yaml_node_item_t *i = (n)->data.sequence.items.start;                \
+#define FOR_ITEMS(i, n)                                                        \
+    for (yaml_node_item_t *i = (n)->data.sequence.items.start;                 \
          i < (n)->data.sequence.items.top; i++)
 
 static void
@@ -90,7 +90,8 @@ parse_host_map(ydoc *d, yaml_node_t *n, cfg_hostlist *out, cfg_err *e)
     char where[300];
     int r;
 
-    FOR_PAIRS(p, n) {
+    FOR_PAIRS(p, n)
+    {
         yaml_node_t *k = ydoc_node(d, p->key), *v = ydoc_node(d, p->value);
         if (ydoc_scalar(k) == NULL)
             return ydoc_fail(d, k, e, CFG_EINVAL, "expected a key");
@@ -140,8 +141,8 @@ parse_host_list(ydoc *d, yaml_node_t *n, cfg_hostlist *out, cfg_err *e)
 
 /* master/workers: a pattern ("node[1-4]", "10.0.0.2-10.0.0.9") or a list. */
 static int
-add_patterns(ydoc *d, yaml_node_t *v, const cfg_host *tmpl,
-             cfg_hostlist *out, cfg_err *e)
+add_patterns(ydoc *d, yaml_node_t *v, const cfg_host *tmpl, cfg_hostlist *out,
+             cfg_err *e)
 {
     char where[300];
     int r;
@@ -166,7 +167,8 @@ parse_cluster_item(ydoc *d, yaml_node_t *n, cfg_hostlist *out, cfg_err *e)
 
     if ((r = expect(d, n, YAML_MAPPING_NODE, "master/workers", e)) != 0)
         return r;
-    FOR_PAIRS(p, n) {
+    FOR_PAIRS(p, n)
+    {
         yaml_node_t *k = ydoc_node(d, p->key), *v = ydoc_node(d, p->value);
         const char *key = ydoc_scalar(k) ? ydoc_scalar(k) : "";
         if (strcmp(key, "master") == 0)
@@ -195,7 +197,8 @@ parse_root_map(ydoc *d, yaml_node_t *n, cfg_hostlist *out, cfg_err *e)
 {
     int r = 0;
 
-    FOR_PAIRS(p, n) {
+    FOR_PAIRS(p, n)
+    {
         yaml_node_t *k = ydoc_node(d, p->key), *v = ydoc_node(d, p->value);
         const char *key = ydoc_scalar(k) ? ydoc_scalar(k) : "";
         if (strcmp(key, "hosts") == 0) {
@@ -208,8 +211,7 @@ parse_root_map(ydoc *d, yaml_node_t *n, cfg_hostlist *out, cfg_err *e)
                 return r;
         } else {
             r = ydoc_fail(d, k, e, CFG_EINVAL,
-                          "unknown key '%s' (expected hosts or cluster)",
-                          key);
+                          "unknown key '%s' (expected hosts or cluster)", key);
         }
         if (r != 0)
             return r;

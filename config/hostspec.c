@@ -18,15 +18,14 @@ split_slots(char *s, char **name, char **slots, const char *where, cfg_err *e)
     if (s[0] == '[') {
         char *close = strchr(s, ']');
         if (close == NULL)
-            return cfg_fail(e, CFG_EINVAL,
-                            "%s '%s': missing ']'", where, s);
+            return cfg_fail(e, CFG_EINVAL, "%s '%s': missing ']'", where, s);
         *close = '\0';
         *name = s + 1;
         if (close[1] == ':')
             *slots = close + 2;
         else if (close[1] != '\0')
-            return cfg_fail(e, CFG_EINVAL,
-                            "%s: unexpected text after ']'", where);
+            return cfg_fail(e, CFG_EINVAL, "%s: unexpected text after ']'",
+                            where);
         return 0;
     }
     *name = s;
@@ -53,16 +52,15 @@ hostentry_parse(char *s, const char *where, cfg_host *h, cfg_err *e)
     if (at != NULL) {
         *at = '\0';
         if (!cfg_host_name_valid(s) || strchr(s, ':'))
-            return cfg_fail(e, CFG_EINVAL, "%s: bad user name '%s'",
-                            where, s);
+            return cfg_fail(e, CFG_EINVAL, "%s: bad user name '%s'", where, s);
         h->user = s;
         s = at + 1;
     }
     if ((r = split_slots(s, &h->name, &slots, where, e)) != 0)
         return r;
     if (!cfg_host_name_valid(h->name))
-        return cfg_fail(e, CFG_EINVAL, "%s: bad host name '%s'",
-                        where, h->name);
+        return cfg_fail(e, CFG_EINVAL, "%s: bad host name '%s'", where,
+                        h->name);
     if (slots && cfg_parse_long(slots, 1, CFG_MAX_SLOTS, &n) != 0)
         return cfg_fail(e, CFG_EINVAL,
                         "%s '%s': slots must be an integer from 1 "

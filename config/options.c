@@ -8,7 +8,7 @@
 #include "cfg_util.h"
 
 const cfg_option cfg_options[CFG_OPT_COUNT] = {
-#define CFG_OPTION_ROW(id, lng, shrt, type, key, env, xform, req, arg, help) \
+#define CFG_OPTION_ROW(id, lng, shrt, type, key, env, xform, req, arg, help)   \
     {CFG_OPT_##id, lng, shrt, type, key, env, xform, CFG_OPT_##req, arg, help},
     CFG_OPTIONS(CFG_OPTION_ROW)
 #undef CFG_OPTION_ROW
@@ -252,8 +252,7 @@ cfg_job_flag(const cfg_job *job, cfg_option_id id)
 
 int
 cfg_job_tunable_env(const cfg_job *job,
-                    int (*emit)(const char *name, const char *value,
-                                void *arg),
+                    int (*emit)(const char *name, const char *value, void *arg),
                     void *arg)
 {
     char buf[64];

@@ -32,118 +32,117 @@ typedef enum cfg_xform {
 /* X(id, long, short, type, config key, env, xform, requires, arg, help)
  * `arg` is the metavar, the value a flag stores, or a CHOICE's words.
  * `requires`: the variable is only set when that other setting is true. */
-#define CFG_OPTIONS(X)                                                        \
-    X(NP, "num-proc", "np", CFG_T_POSINT, "np", NULL, CFG_X_NONE, NONE, "N",  \
-      "number of worker processes (default: every slot)")                     \
-    X(HOSTS, "hosts", "H", CFG_T_STR, "hosts", NULL, CFG_X_NONE, NONE,        \
-      "HOST:N,...", "hosts and their slots (default: localhost)")             \
-    X(HOSTFILE, "hostfile", NULL, CFG_T_STR, "hostfile", NULL, CFG_X_NONE,    \
-      NONE, "FILE", "host file: 'host slots=N', 'host:N' lines, or YAML")     \
-    X(CONFIG_FILE, "config-file", NULL, CFG_T_STR, NULL, NULL, CFG_X_NONE,    \
+#define CFG_OPTIONS(X)                                                         \
+    X(NP, "num-proc", "np", CFG_T_POSINT, "np", NULL, CFG_X_NONE, NONE, "N",   \
+      "number of worker processes (default: every slot)")                      \
+    X(HOSTS, "hosts", "H", CFG_T_STR, "hosts", NULL, CFG_X_NONE, NONE,         \
+      "HOST:N,...", "hosts and their slots (default: localhost)")              \
+    X(HOSTFILE, "hostfile", NULL, CFG_T_STR, "hostfile", NULL, CFG_X_NONE,     \
+      NONE, "FILE", "host file: 'host slots=N', 'host:N' lines, or YAML")      \
+    X(CONFIG_FILE, "config-file", NULL, CFG_T_STR, NULL, NULL, CFG_X_NONE,     \
       NONE, "FILE", "YAML file with Horovod's and hvdrun's settings")          \
-    X(ENV, NULL, "x", CFG_T_LIST, "env", NULL, CFG_X_NONE, NONE,              \
-      "NAME[=VALUE]", "forward NAME to the workers, or set it to VALUE")      \
-    X(OUTPUT_FILENAME, "output-filename", NULL, CFG_T_STR, "output_filename", \
-      NULL, CFG_X_NONE, NONE, "DIR",                                          \
-      "also write each rank's output to DIR/rank.N/stdout and stderr")        \
-    X(PREFIX_TIMESTAMP, "prefix-timestamp", NULL, CFG_T_FLAG,                 \
-      "prefix_timestamp", NULL, CFG_X_NONE, NONE, "1",                        \
-      "start every output line with the time")                                \
-    X(KILL_GRACE, "kill-grace", NULL, CFG_T_NUM, "kill_grace", NULL,          \
-      CFG_X_NONE, NONE, "SECONDS",                                            \
-      "wait between SIGTERM and SIGKILL when stopping workers (default 3)")   \
-    X(START_TIMEOUT, "start-timeout", NULL, CFG_T_NUM, "start_timeout", NULL, \
-      CFG_X_NONE, NONE, "SECONDS",                                            \
-      "time allowed for every worker to start (default 30)")                  \
-    X(DRY_RUN, "dry-run", NULL, CFG_T_FLAG, NULL, NULL, CFG_X_NONE, NONE,     \
-      "1", "print the plan and one rank's environment, then exit")            \
-    X(DRY_RUN_RANK, "dry-run-rank", NULL, CFG_T_INT, NULL, NULL, CFG_X_NONE,  \
+    X(ENV, NULL, "x", CFG_T_LIST, "env", NULL, CFG_X_NONE, NONE,               \
+      "NAME[=VALUE]", "forward NAME to the workers, or set it to VALUE")       \
+    X(OUTPUT_FILENAME, "output-filename", NULL, CFG_T_STR, "output_filename",  \
+      NULL, CFG_X_NONE, NONE, "DIR",                                           \
+      "also write each rank's output to DIR/rank.N/stdout and stderr")         \
+    X(PREFIX_TIMESTAMP, "prefix-timestamp", NULL, CFG_T_FLAG,                  \
+      "prefix_timestamp", NULL, CFG_X_NONE, NONE, "1",                         \
+      "start every output line with the time")                                 \
+    X(KILL_GRACE, "kill-grace", NULL, CFG_T_NUM, "kill_grace", NULL,           \
+      CFG_X_NONE, NONE, "SECONDS",                                             \
+      "wait between SIGTERM and SIGKILL when stopping workers (default 3)")    \
+    X(START_TIMEOUT, "start-timeout", NULL, CFG_T_NUM, "start_timeout", NULL,  \
+      CFG_X_NONE, NONE, "SECONDS",                                             \
+      "time allowed for every worker to start (default 30)")                   \
+    X(DRY_RUN, "dry-run", NULL, CFG_T_FLAG, NULL, NULL, CFG_X_NONE, NONE, "1", \
+      "print the plan and one rank's environment, then exit")                  \
+    X(DRY_RUN_RANK, "dry-run-rank", NULL, CFG_T_INT, NULL, NULL, CFG_X_NONE,   \
       NONE, "RANK", "the rank whose environment --dry-run prints (default 0)") \
-    X(VERBOSE, "verbose", NULL, CFG_T_FLAG, "verbose", NULL, CFG_X_NONE,      \
-      NONE, "1", "say what hvdrun does, on stderr")                           \
-    X(VERSION, "version", "v", CFG_T_FLAG, NULL, NULL, CFG_X_NONE, NONE, "1", \
-      "print the version and exit")                                           \
-    X(HELP, "help", "h", CFG_T_FLAG, NULL, NULL, CFG_X_NONE, NONE, "1",       \
-      "print this help and exit")                                             \
-    X(GLOO, "gloo", NULL, CFG_T_FLAG, NULL, NULL, CFG_X_NONE, NONE, "1",      \
-      "use the Gloo controller (the only one; accepted for horovodrun)")      \
-    X(CONTROLLER, NULL, NULL, CFG_T_CHOICE, "controller", NULL, CFG_X_NONE,   \
-      NONE, "gloo", "controller: gloo")                                       \
-    X(FUSION_THRESHOLD_MB, "fusion-threshold-mb", NULL, CFG_T_INT,            \
-      "params.fusion_threshold_mb", "HOROVOD_FUSION_THRESHOLD", CFG_X_MB,     \
-      NONE, "MB", "tensor fusion buffer size")                                \
+    X(VERBOSE, "verbose", NULL, CFG_T_FLAG, "verbose", NULL, CFG_X_NONE, NONE, \
+      "1", "say what hvdrun does, on stderr")                                  \
+    X(VERSION, "version", "v", CFG_T_FLAG, NULL, NULL, CFG_X_NONE, NONE, "1",  \
+      "print the version and exit")                                            \
+    X(HELP, "help", "h", CFG_T_FLAG, NULL, NULL, CFG_X_NONE, NONE, "1",        \
+      "print this help and exit")                                              \
+    X(GLOO, "gloo", NULL, CFG_T_FLAG, NULL, NULL, CFG_X_NONE, NONE, "1",       \
+      "use the Gloo controller (the only one; accepted for horovodrun)")       \
+    X(CONTROLLER, NULL, NULL, CFG_T_CHOICE, "controller", NULL, CFG_X_NONE,    \
+      NONE, "gloo", "controller: gloo")                                        \
+    X(FUSION_THRESHOLD_MB, "fusion-threshold-mb", NULL, CFG_T_INT,             \
+      "params.fusion_threshold_mb", "HOROVOD_FUSION_THRESHOLD", CFG_X_MB,      \
+      NONE, "MB", "tensor fusion buffer size")                                 \
     X(CYCLE_TIME_MS, "cycle-time-ms", NULL, CFG_T_NUM, "params.cycle_time_ms", \
-      "HOROVOD_CYCLE_TIME", CFG_X_COPY, NONE, "MS",                           \
-      "time between fusion cycles")                                           \
-    X(CACHE_CAPACITY, "cache-capacity", NULL, CFG_T_INT,                      \
-      "params.cache_capacity", "HOROVOD_CACHE_CAPACITY", CFG_X_COPY, NONE,    \
-      "N", "response cache entries")                                          \
-    X(HIERARCHICAL_ALLREDUCE, "hierarchical-allreduce", NULL, CFG_T_FLAG,     \
-      "params.hierarchical_allreduce", "HOROVOD_HIERARCHICAL_ALLREDUCE",      \
-      CFG_X_BOOL, NONE, "1", "allreduce within hosts, then across")           \
-    X(HIERARCHICAL_ALLGATHER, "hierarchical-allgather", NULL, CFG_T_FLAG,     \
-      "params.hierarchical_allgather", "HOROVOD_HIERARCHICAL_ALLGATHER",      \
-      CFG_X_BOOL, NONE, "1", "allgather within hosts, then across")           \
-    X(AUTOTUNE, "autotune", NULL, CFG_T_FLAG, "autotune.enabled",             \
-      "HOROVOD_AUTOTUNE", CFG_X_BOOL, NONE, "1", "tune fusion parameters")    \
-    X(AUTOTUNE_LOG_FILE, "autotune-log-file", NULL, CFG_T_STR,                \
-      "autotune.log_file", "HOROVOD_AUTOTUNE_LOG", CFG_X_COPY, AUTOTUNE,      \
-      "FILE", "autotune log")                                                 \
-    X(AUTOTUNE_WARMUP_SAMPLES, "autotune-warmup-samples", NULL, CFG_T_INT,    \
-      "autotune.warmup_samples", "HOROVOD_AUTOTUNE_WARMUP_SAMPLES",           \
-      CFG_X_COPY, AUTOTUNE, "N", "autotune samples discarded at start")       \
-    X(AUTOTUNE_STEPS_PER_SAMPLE, "autotune-steps-per-sample", NULL,           \
-      CFG_T_INT, "autotune.steps_per_sample",                                 \
-      "HOROVOD_AUTOTUNE_STEPS_PER_SAMPLE", CFG_X_COPY, AUTOTUNE, "N",         \
-      "autotune steps per sample")                                            \
-    X(AUTOTUNE_BAYES_OPT_MAX_SAMPLES, "autotune-bayes-opt-max-samples", NULL, \
-      CFG_T_INT, "autotune.bayes_opt_max_samples",                            \
-      "HOROVOD_AUTOTUNE_BAYES_OPT_MAX_SAMPLES", CFG_X_COPY, AUTOTUNE, "N",    \
-      "autotune Bayesian optimisation samples")                               \
-    X(AUTOTUNE_GAUSSIAN_PROCESS_NOISE, "autotune-gaussian-process-noise",     \
-      NULL, CFG_T_UNIT, "autotune.gaussian_process_noise",                    \
-      "HOROVOD_AUTOTUNE_GAUSSIAN_PROCESS_NOISE", CFG_X_COPY, AUTOTUNE, "X",   \
-      "autotune noise, 0 to 1")                                               \
-    X(TIMELINE_FILENAME, "timeline-filename", NULL, CFG_T_STR,                \
-      "timeline.filename", "HOROVOD_TIMELINE", CFG_X_COPY, NONE, "FILE",      \
-      "write a Horovod timeline")                                             \
-    X(TIMELINE_MARK_CYCLES, "timeline-mark-cycles", NULL, CFG_T_FLAG,         \
-      "timeline.mark_cycles", "HOROVOD_TIMELINE_MARK_CYCLES", CFG_X_BOOL,     \
-      TIMELINE_FILENAME, "1", "mark cycles in the timeline")                  \
-    X(STALL_CHECK, "no-stall-check", NULL, CFG_T_FLAG, "stall_check.enabled", \
-      "HOROVOD_STALL_CHECK_DISABLE", CFG_X_NOT, NONE, "0",                    \
-      "disable the stall check")                                              \
-    X(STALL_CHECK_WARNING, "stall-check-warning-time-seconds", NULL,          \
-      CFG_T_INT, "stall_check.warning_time_seconds",                          \
-      "HOROVOD_STALL_CHECK_TIME_SECONDS", CFG_X_COPY, NONE, "SECONDS",        \
-      "warn about stalled ranks after this long")                             \
-    X(STALL_CHECK_SHUTDOWN, "stall-check-shutdown-time-seconds", NULL,        \
-      CFG_T_INT, "stall_check.shutdown_time_seconds",                         \
-      "HOROVOD_STALL_SHUTDOWN_TIME_SECONDS", CFG_X_COPY, NONE, "SECONDS",     \
-      "stop a stalled job after this long")                                   \
-    X(MPI_THREADS_DISABLE, "mpi-threads-disable", NULL, CFG_T_FLAG,           \
-      "library_options.mpi_threads_disable", "HOROVOD_MPI_THREADS_DISABLE",   \
-      CFG_X_BOOL, NONE, "1", "Horovod's MPI threads switch")                  \
-    X(NUM_NCCL_STREAMS, "num-nccl-streams", NULL, CFG_T_INT,                  \
-      "library_options.num_nccl_streams", "HOROVOD_NUM_NCCL_STREAMS",         \
-      CFG_X_COPY, NONE, "N", "NCCL streams per device")                       \
-    X(THREAD_AFFINITY, "thread-affinity", NULL, CFG_T_INT,                    \
-      "library_options.thread_affinity", "HOROVOD_THREAD_AFFINITY",           \
-      CFG_X_COPY, NONE, "CPU", "pin Horovod's background thread")             \
-    X(CCL_BGT_AFFINITY, NULL, NULL, CFG_T_INT,                                \
-      "library_options.ccl_bgt_affinity", "HOROVOD_CCL_BGT_AFFINITY",         \
-      CFG_X_COPY, NONE, "CPU", "oneCCL background thread CPU")                \
-    X(GLOO_TIMEOUT_SECONDS, "gloo-timeout-seconds", NULL, CFG_T_INT,          \
-      "library_options.gloo_timeout_seconds", "HOROVOD_GLOO_TIMEOUT_SECONDS", \
-      CFG_X_COPY, NONE, "SECONDS", "timeout of Gloo operations")              \
-    X(LOG_LEVEL, "log-level", NULL, CFG_T_CHOICE, "logging.level",            \
-      "HOROVOD_LOG_LEVEL", CFG_X_COPY, NONE,                                  \
-      "TRACE|DEBUG|INFO|WARNING|ERROR|FATAL", "Horovod's log level")          \
-    X(LOG_HIDE_TIMESTAMP, "log-hide-timestamp", NULL, CFG_T_FLAG,             \
-      "logging.hide_timestamp", "HOROVOD_LOG_HIDE_TIME", CFG_X_BOOL, NONE,    \
-      "1", "no time in Horovod's log lines")                                  \
-    X(LOG_WITH_TIMESTAMP, NULL, NULL, CFG_T_FLAG, "logging.with_timestamp",   \
-      "HOROVOD_LOG_HIDE_TIME", CFG_X_NOT, NONE, "1",                          \
+      "HOROVOD_CYCLE_TIME", CFG_X_COPY, NONE, "MS",                            \
+      "time between fusion cycles")                                            \
+    X(CACHE_CAPACITY, "cache-capacity", NULL, CFG_T_INT,                       \
+      "params.cache_capacity", "HOROVOD_CACHE_CAPACITY", CFG_X_COPY, NONE,     \
+      "N", "response cache entries")                                           \
+    X(HIERARCHICAL_ALLREDUCE, "hierarchical-allreduce", NULL, CFG_T_FLAG,      \
+      "params.hierarchical_allreduce", "HOROVOD_HIERARCHICAL_ALLREDUCE",       \
+      CFG_X_BOOL, NONE, "1", "allreduce within hosts, then across")            \
+    X(HIERARCHICAL_ALLGATHER, "hierarchical-allgather", NULL, CFG_T_FLAG,      \
+      "params.hierarchical_allgather", "HOROVOD_HIERARCHICAL_ALLGATHER",       \
+      CFG_X_BOOL, NONE, "1", "allgather within hosts, then across")            \
+    X(AUTOTUNE, "autotune", NULL, CFG_T_FLAG, "autotune.enabled",              \
+      "HOROVOD_AUTOTUNE", CFG_X_BOOL, NONE, "1", "tune fusion parameters")     \
+    X(AUTOTUNE_LOG_FILE, "autotune-log-file", NULL, CFG_T_STR,                 \
+      "autotune.log_file", "HOROVOD_AUTOTUNE_LOG", CFG_X_COPY, AUTOTUNE,       \
+      "FILE", "autotune log")                                                  \
+    X(AUTOTUNE_WARMUP_SAMPLES, "autotune-warmup-samples", NULL, CFG_T_INT,     \
+      "autotune.warmup_samples", "HOROVOD_AUTOTUNE_WARMUP_SAMPLES",            \
+      CFG_X_COPY, AUTOTUNE, "N", "autotune samples discarded at start")        \
+    X(AUTOTUNE_STEPS_PER_SAMPLE, "autotune-steps-per-sample", NULL, CFG_T_INT, \
+      "autotune.steps_per_sample", "HOROVOD_AUTOTUNE_STEPS_PER_SAMPLE",        \
+      CFG_X_COPY, AUTOTUNE, "N", "autotune steps per sample")                  \
+    X(AUTOTUNE_BAYES_OPT_MAX_SAMPLES, "autotune-bayes-opt-max-samples", NULL,  \
+      CFG_T_INT, "autotune.bayes_opt_max_samples",                             \
+      "HOROVOD_AUTOTUNE_BAYES_OPT_MAX_SAMPLES", CFG_X_COPY, AUTOTUNE, "N",     \
+      "autotune Bayesian optimisation samples")                                \
+    X(AUTOTUNE_GAUSSIAN_PROCESS_NOISE, "autotune-gaussian-process-noise",      \
+      NULL, CFG_T_UNIT, "autotune.gaussian_process_noise",                     \
+      "HOROVOD_AUTOTUNE_GAUSSIAN_PROCESS_NOISE", CFG_X_COPY, AUTOTUNE, "X",    \
+      "autotune noise, 0 to 1")                                                \
+    X(TIMELINE_FILENAME, "timeline-filename", NULL, CFG_T_STR,                 \
+      "timeline.filename", "HOROVOD_TIMELINE", CFG_X_COPY, NONE, "FILE",       \
+      "write a Horovod timeline")                                              \
+    X(TIMELINE_MARK_CYCLES, "timeline-mark-cycles", NULL, CFG_T_FLAG,          \
+      "timeline.mark_cycles", "HOROVOD_TIMELINE_MARK_CYCLES", CFG_X_BOOL,      \
+      TIMELINE_FILENAME, "1", "mark cycles in the timeline")                   \
+    X(STALL_CHECK, "no-stall-check", NULL, CFG_T_FLAG, "stall_check.enabled",  \
+      "HOROVOD_STALL_CHECK_DISABLE", CFG_X_NOT, NONE, "0",                     \
+      "disable the stall check")                                               \
+    X(STALL_CHECK_WARNING, "stall-check-warning-time-seconds", NULL,           \
+      CFG_T_INT, "stall_check.warning_time_seconds",                           \
+      "HOROVOD_STALL_CHECK_TIME_SECONDS", CFG_X_COPY, NONE, "SECONDS",         \
+      "warn about stalled ranks after this long")                              \
+    X(STALL_CHECK_SHUTDOWN, "stall-check-shutdown-time-seconds", NULL,         \
+      CFG_T_INT, "stall_check.shutdown_time_seconds",                          \
+      "HOROVOD_STALL_SHUTDOWN_TIME_SECONDS", CFG_X_COPY, NONE, "SECONDS",      \
+      "stop a stalled job after this long")                                    \
+    X(MPI_THREADS_DISABLE, "mpi-threads-disable", NULL, CFG_T_FLAG,            \
+      "library_options.mpi_threads_disable", "HOROVOD_MPI_THREADS_DISABLE",    \
+      CFG_X_BOOL, NONE, "1", "Horovod's MPI threads switch")                   \
+    X(NUM_NCCL_STREAMS, "num-nccl-streams", NULL, CFG_T_INT,                   \
+      "library_options.num_nccl_streams", "HOROVOD_NUM_NCCL_STREAMS",          \
+      CFG_X_COPY, NONE, "N", "NCCL streams per device")                        \
+    X(THREAD_AFFINITY, "thread-affinity", NULL, CFG_T_INT,                     \
+      "library_options.thread_affinity", "HOROVOD_THREAD_AFFINITY",            \
+      CFG_X_COPY, NONE, "CPU", "pin Horovod's background thread")              \
+    X(CCL_BGT_AFFINITY, NULL, NULL, CFG_T_INT,                                 \
+      "library_options.ccl_bgt_affinity", "HOROVOD_CCL_BGT_AFFINITY",          \
+      CFG_X_COPY, NONE, "CPU", "oneCCL background thread CPU")                 \
+    X(GLOO_TIMEOUT_SECONDS, "gloo-timeout-seconds", NULL, CFG_T_INT,           \
+      "library_options.gloo_timeout_seconds", "HOROVOD_GLOO_TIMEOUT_SECONDS",  \
+      CFG_X_COPY, NONE, "SECONDS", "timeout of Gloo operations")               \
+    X(LOG_LEVEL, "log-level", NULL, CFG_T_CHOICE, "logging.level",             \
+      "HOROVOD_LOG_LEVEL", CFG_X_COPY, NONE,                                   \
+      "TRACE|DEBUG|INFO|WARNING|ERROR|FATAL", "Horovod's log level")           \
+    X(LOG_HIDE_TIMESTAMP, "log-hide-timestamp", NULL, CFG_T_FLAG,              \
+      "logging.hide_timestamp", "HOROVOD_LOG_HIDE_TIME", CFG_X_BOOL, NONE,     \
+      "1", "no time in Horovod's log lines")                                   \
+    X(LOG_WITH_TIMESTAMP, NULL, NULL, CFG_T_FLAG, "logging.with_timestamp",    \
+      "HOROVOD_LOG_HIDE_TIME", CFG_X_NOT, NONE, "1",                           \
       "time in Horovod's log lines")
 
 typedef enum cfg_option_id {
@@ -191,8 +190,7 @@ void cfg_job_release(cfg_job *job);
 
 /* Validates value for option id and stores a copy (a flag's value is the
  * table's `arg` when value is NULL). Errors say what was expected. */
-int cfg_job_set(cfg_job *job, cfg_option_id id, const char *value,
-                cfg_err *e);
+int cfg_job_set(cfg_job *job, cfg_option_id id, const char *value, cfg_err *e);
 
 /* Fills every setting that dst lacks from src; lists become src's entries
  * followed by dst's, so that later (command line) entries win. */

@@ -51,8 +51,8 @@ expand_ipv4(const char *s, const cfg_host *tmpl, const char *where,
         return 1;
     if (parse_ipv4(dash + 1, &hi) != 0) {
         if (cfg_parse_long(dash + 1, 0, 255, &last) != 0)
-            return cfg_fail(e, CFG_EINVAL, "%s: bad address range '%s'",
-                            where, s);
+            return cfg_fail(e, CFG_EINVAL, "%s: bad address range '%s'", where,
+                            s);
         hi = (lo & 0xffffff00u) | (uint32_t)last;
     }
     if (hi < lo || hi - lo >= CFG_MAX_HOSTS)
@@ -103,8 +103,8 @@ expand_brackets(char *s, char *open, const cfg_host *tmpl, const char *where,
     int r = 0;
 
     if (close == NULL || strchr(close, '['))
-        return cfg_fail(e, CFG_EINVAL,
-                        "%s: '%s' needs one '[a-b]' range", where, s);
+        return cfg_fail(e, CFG_EINVAL, "%s: '%s' needs one '[a-b]' range",
+                        where, s);
     *open = '\0';
     *close = '\0';
     for (item = open + 1; r == 0 && item; item = next) {
@@ -117,8 +117,8 @@ expand_brackets(char *s, char *open, const cfg_host *tmpl, const char *where,
 }
 
 static int
-expand_one(char *s, const cfg_host *tmpl, const char *where,
-           cfg_hostlist *out, cfg_err *e)
+expand_one(char *s, const cfg_host *tmpl, const char *where, cfg_hostlist *out,
+           cfg_err *e)
 {
     char *open = strchr(s, '[');
     int r;

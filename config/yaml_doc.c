@@ -5,8 +5,7 @@
 #include <string.h>
 
 int
-ydoc_load(ydoc *d, const char *text, size_t len, const char *file,
-          cfg_err *e)
+ydoc_load(ydoc *d, const char *text, size_t len, const char *file, cfg_err *e)
 {
     yaml_parser_t p;
     int r = 0;
@@ -83,6 +82,6 @@ ydoc_fail(const ydoc *d, const yaml_node_t *n, cfg_err *e, int code,
     va_start(ap, fmt);
     vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
-    return cfg_fail(e, code, "%s:%zu:%zu: %s", d->file,
-                    n->start_mark.line + 1, n->start_mark.column + 1, msg);
+    return cfg_fail(e, code, "%s:%zu:%zu: %s", d->file, n->start_mark.line + 1,
+                    n->start_mark.column + 1, msg);
 }

@@ -6,10 +6,10 @@
 
 enum {
     HVD_EXIT_OK = 0,
-    HVD_EXIT_USAGE = 64,   /* bad option, -H spec, -np, no command */
-    HVD_EXIT_CONFIG = 65,  /* bad or unreadable host file or config file */
-    HVD_EXIT_LAUNCH = 69,  /* a worker could not be started in time, a host
-                              cannot be reached, or hvdrun itself failed */
+    HVD_EXIT_USAGE = 64,      /* bad option, -H spec, -np, no command */
+    HVD_EXIT_CONFIG = 65,     /* bad or unreadable host file or config file */
+    HVD_EXIT_LAUNCH = 69,     /* a worker could not be started in time, a host
+                                 cannot be reached, or hvdrun itself failed */
     HVD_EXIT_RENDEZVOUS = 70, /* the rendezvous daemon failed */
     HVD_EXIT_NOEXEC = 126,    /* the command exists but cannot be run */
     HVD_EXIT_NOTFOUND = 127   /* the command was not found */

@@ -32,11 +32,11 @@ typedef struct run {
     out_sink sinks[2];
     sigset_t old_mask;
     int sigfd, guard_fd;
-    int stopping;      /* 0 running, 1 SIGTERM sent, 2 SIGKILL sent */
-    double kill_at;    /* when stopping == 1: SIGKILL then */
+    int stopping;   /* 0 running, 1 SIGTERM sent, 2 SIGKILL sent */
+    double kill_at; /* when stopping == 1: SIGKILL then */
     double start_deadline;
-    int failed_rank;   /* the first worker that failed, or -1 */
-    int interrupted;   /* the signal that stopped the job, or 0 */
+    int failed_rank; /* the first worker that failed, or -1 */
+    int interrupted; /* the signal that stopped the job, or 0 */
     int start_failed;
     int unreaped;
     int stopped; /* workers still running when the failure stopped them */
@@ -116,9 +116,8 @@ start_workers(run *r)
         worker *w = &r->w[i];
         for (int k = 0; k < 2; k++) {
             int fd = -1;
-            if (s->output_dir &&
-                (fd = out_open_rank_file(s->output_dir, i, r->n, names[k])) <
-                    0) {
+            if (s->output_dir && (fd = out_open_rank_file(
+                                      s->output_dir, i, r->n, names[k])) < 0) {
                 fprintf(stderr, "hvdrun: cannot write '%s/rank.%d/%s': %s\n",
                         s->output_dir, i, names[k], strerror(errno));
                 return -1;
@@ -147,8 +146,8 @@ on_exit_status(run *r, int i, int status)
     r->unreaped--;
     guard_remove(r->guard_fd, w->sp.pid);
     if (r->spec->verbose)
-        fprintf(stderr, "hvdrun: rank %d (pid %d) ended, wait status %#x\n",
-                i, (int)w->sp.pid, status);
+        fprintf(stderr, "hvdrun: rank %d (pid %d) ended, wait status %#x\n", i,
+                (int)w->sp.pid, status);
     if (status != 0 && r->failed_rank < 0 && !r->stopping) {
         r->failed_rank = i;
         r->stopped = r->unreaped;
@@ -286,8 +285,9 @@ check_start(run *r)
         return;
     r->start_deadline = 0;
     r->start_failed = 1;
-    fprintf(stderr, "hvdrun: %d of %d workers did not start within %g s "
-                    "(--start-timeout); first late rank:",
+    fprintf(stderr,
+            "hvdrun: %d of %d workers did not start within %g s "
+            "(--start-timeout); first late rank:",
             late, r->n, r->spec->start_timeout);
     for (int i = 0; i < r->n; i++)
         if (!r->w[i].started) {
@@ -394,8 +394,7 @@ report_failure(const run *r)
     out_stream_last_lines(&w->streams[1], 10, tail, sizeof(tail));
     if (tail[0] == '\0')
         return;
-    fprintf(stderr, "hvdrun: last stderr lines of rank %d:\n",
-            r->failed_rank);
+    fprintf(stderr, "hvdrun: last stderr lines of rank %d:\n", r->failed_rank);
     for (line = strtok_r(tail, "\n", &save); line;
          line = strtok_r(NULL, "\n", &save))
         fprintf(stderr, "  %s\n", line);
@@ -436,8 +435,8 @@ release(run *r)
 int
 local_job_run(const local_job_spec *spec)
 {
-    run r = {.spec = spec, .n = spec->plan->size, .sigfd = -1,
-             .failed_rank = -1};
+    run r = {
+        .spec = spec, .n = spec->plan->size, .sigfd = -1, .failed_rank = -1};
     int code;
 
     out_sink_init(&r.sinks[0], STDOUT_FILENO);
@@ -445,8 +444,7 @@ local_job_run(const local_job_spec *spec)
     r.guard_fd = -1;
     if ((r.w = calloc(r.n, sizeof(*r.w))) == NULL || setup_signals(&r) != 0 ||
         (r.guard_fd = guard_start(spec->kill_grace)) < 0) {
-        fprintf(stderr, "hvdrun: cannot set up the job: %s\n",
-                strerror(errno));
+        fprintf(stderr, "hvdrun: cannot set up the job: %s\n", strerror(errno));
         release(&r);
         return HVD_EXIT_LAUNCH;
     }

@@ -8,13 +8,13 @@
 #include "plan.h"
 
 typedef struct local_job_spec {
-    char *const *argv;         /* the command */
-    char *const *const *envp;  /* one environment per rank */
+    char *const *argv;        /* the command */
+    char *const *const *envp; /* one environment per rank */
     const cfg_plan *plan;
     const cfg_hostlist *hosts;
-    double kill_grace;         /* seconds between SIGTERM and SIGKILL */
-    double start_timeout;      /* seconds for every exec to happen */
-    const char *output_dir;    /* --output-filename, or NULL */
+    double kill_grace;      /* seconds between SIGTERM and SIGKILL */
+    double start_timeout;   /* seconds for every exec to happen */
+    const char *output_dir; /* --output-filename, or NULL */
     int timestamps;
     int verbose;
 } local_job_spec;

@@ -63,8 +63,9 @@ dry_run(settings *s, const envlist *base, const job_net *net)
     envlist env = {0};
 
     if (rank >= s->plan.size) {
-        fprintf(stderr, "hvdrun: --dry-run-rank %ld: the job has ranks 0 to "
-                        "%d\ntry 'hvdrun --help'\n",
+        fprintf(stderr,
+                "hvdrun: --dry-run-rank %ld: the job has ranks 0 to "
+                "%d\ntry 'hvdrun --help'\n",
                 rank, s->plan.size - 1);
         return HVD_EXIT_USAGE;
     }
@@ -131,8 +132,10 @@ main(int argc, char **argv)
         goto out;
     }
     if (missing)
-        fprintf(stderr, "hvdrun: warning: -x %s: not set here, not "
-                        "forwarded\n", missing);
+        fprintf(stderr,
+                "hvdrun: warning: -x %s: not set here, not "
+                "forwarded\n",
+                missing);
     net.master_port = free_local_port();
     if (s.plan.nhosts > 1) {
         net.master_addr = s.hosts.hosts[0].name;

@@ -17,13 +17,13 @@ typedef struct out_sink {
 
 /* One stream (stdout or stderr) of one rank. */
 typedef struct out_stream {
-    char tag[48];     /* "[3]<stderr>:" */
-    char *line;       /* the unfinished line */
+    char tag[48]; /* "[3]<stderr>:" */
+    char *line;   /* the unfinished line */
     size_t len, cap;
-    int after_cr;     /* the last segment ended with '\r' */
-    int file_fd;      /* --output-filename copy, or -1 */
-    int timestamps;   /* --prefix-timestamp */
-    char tail[2048];  /* the last bytes, for the failure summary */
+    int after_cr;    /* the last segment ended with '\r' */
+    int file_fd;     /* --output-filename copy, or -1 */
+    int timestamps;  /* --prefix-timestamp */
+    char tail[2048]; /* the last bytes, for the failure summary */
     size_t tail_len;
 } out_stream;
 
@@ -35,8 +35,7 @@ void out_sink_release(out_sink *s);
 void out_stream_init(out_stream *s, int rank, int is_stderr, int timestamps,
                      int file_fd);
 /* Adds bytes read from the worker; full lines go to sink. */
-void out_stream_feed(out_stream *s, const char *data, size_t n,
-                     out_sink *sink);
+void out_stream_feed(out_stream *s, const char *data, size_t n, out_sink *sink);
 /* At EOF: a partial last line is written with a newline added. */
 void out_stream_finish(out_stream *s, out_sink *sink);
 void out_stream_release(out_stream *s);

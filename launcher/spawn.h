@@ -6,8 +6,8 @@
 #include <sys/types.h>
 
 typedef struct spawned {
-    pid_t pid;     /* also its process group id */
-    int out_fd;    /* read ends, non-blocking, close-on-exec */
+    pid_t pid;  /* also its process group id */
+    int out_fd; /* read ends, non-blocking, close-on-exec */
     int err_fd;
     int status_fd; /* EOF once exec succeeded; an int errno if it failed */
 } spawned;

@@ -18,8 +18,7 @@ worker_env_dropped(const char *entry)
     /* Each host picks its own devices; the launch host's choice would pin
      * every worker to the same GPU. */
     return n >= sizeof(cuda) - 1 &&
-           strncmp(entry + n - (sizeof(cuda) - 1), cuda, sizeof(cuda) - 1) ==
-               0;
+           strncmp(entry + n - (sizeof(cuda) - 1), cuda, sizeof(cuda) - 1) == 0;
 }
 
 static int
@@ -36,8 +35,8 @@ worker_env_base(envlist *out, char *const *environ_, const cfg_job *job,
 
     *missing = NULL;
     for (i = 0; environ_ && environ_[i]; i++)
-        if (!worker_env_dropped(environ_[i]) &&
-            strchr(environ_[i], '=') && envlist_put(out, environ_[i]) != 0)
+        if (!worker_env_dropped(environ_[i]) && strchr(environ_[i], '=') &&
+            envlist_put(out, environ_[i]) != 0)
             return -1;
     if (cfg_job_tunable_env(job, emit_tunable, out) != 0)
         return -1;

@@ -18,9 +18,9 @@ extern "C" {
 #endif
 
 /* The error codes; the list only grows. */
-#define COLL_ERRNO_MAP(X)                                                     \
-    X(ENOMEM, -1, "out of memory")                                            \
-    X(EINVAL, -2, "invalid argument")                                         \
+#define COLL_ERRNO_MAP(X)                                                      \
+    X(ENOMEM, -1, "out of memory")                                             \
+    X(EINVAL, -2, "invalid argument")                                          \
     X(EIDENTITY, -3, "bad job identity in the environment")
 
 enum {

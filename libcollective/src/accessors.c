@@ -41,8 +41,8 @@ const char *
 coll_strerror(int err)
 {
     switch (err) {
-#define COLL_ERRNO_CASE(name, val, text)                                      \
-    case val:                                                                 \
+#define COLL_ERRNO_CASE(name, val, text)                                       \
+    case val:                                                                  \
         return text;
         COLL_ERRNO_MAP(COLL_ERRNO_CASE)
 #undef COLL_ERRNO_CASE

@@ -26,8 +26,8 @@ read_var(const char *horovod, const char *torch, int min, int *out)
     errno = 0;
     n = strtol(v, &end, 10);
     if (errno || end == v || *end || n < min || n > 1 << 30) {
-        snprintf(coll_init_detail, sizeof(coll_init_detail), "%s='%s' is not a number >= %d",
-                 name, v, min);
+        snprintf(coll_init_detail, sizeof(coll_init_detail),
+                 "%s='%s' is not a number >= %d", name, v, min);
         return -1;
     }
     *out = (int)n;
@@ -44,10 +44,12 @@ read_identity(coll_comm *c)
     } vars[] = {
         {"HOROVOD_RANK", "RANK", 0, offsetof(coll_comm, rank)},
         {"HOROVOD_SIZE", "WORLD_SIZE", 1, offsetof(coll_comm, size)},
-        {"HOROVOD_LOCAL_RANK", "LOCAL_RANK", 0, offsetof(coll_comm, local_rank)},
+        {"HOROVOD_LOCAL_RANK", "LOCAL_RANK", 0,
+         offsetof(coll_comm, local_rank)},
         {"HOROVOD_LOCAL_SIZE", "LOCAL_WORLD_SIZE", 1,
          offsetof(coll_comm, local_size)},
-        {"HOROVOD_CROSS_RANK", "GROUP_RANK", 0, offsetof(coll_comm, cross_rank)},
+        {"HOROVOD_CROSS_RANK", "GROUP_RANK", 0,
+         offsetof(coll_comm, cross_rank)},
         {"HOROVOD_CROSS_SIZE", "GROUP_WORLD_SIZE", 1,
          offsetof(coll_comm, cross_size)},
     };
@@ -55,7 +57,8 @@ read_identity(coll_comm *c)
 
     for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
         int *field = (int *)((char *)c + vars[i].off);
-        if ((r = read_var(vars[i].horovod, vars[i].torch, vars[i].min, field)) < 0)
+        if ((r = read_var(vars[i].horovod, vars[i].torch, vars[i].min, field)) <
+            0)
             return COLL_EIDENTITY;
         found += r;
     }

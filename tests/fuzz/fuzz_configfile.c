@@ -22,8 +22,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     cfg_err e;
 
     cfg_job_init(&job);
-    if (cfg_configfile_parse((const char *)data, size, "fuzz.yaml", &job,
-                             &e) == 0)
+    if (cfg_configfile_parse((const char *)data, size, "fuzz.yaml", &job, &e) ==
+        0)
         cfg_job_tunable_env(&job, ignore, NULL);
     cfg_job_release(&job);
     return 0;

@@ -48,4 +48,11 @@ check "dry run env cross size" grep -qx "HOROVOD_CROSS_SIZE=1" "$TMP/out"
 hvd -np 4 -H localhost:2 sh -c 'echo $HOROVOD_LOCAL_SIZE'
 check "np above slots runs 4" [ "$(grep -c ':4$' "$TMP/out")" -eq 4 ]
 check "np above slots warns" grep -q "warning: -np 4 is more than the 2 slots" "$TMP/err"
+# this host under its own names and addresses runs without SSH
+for h in 127.0.0.1 "$(hostname)" "$(hostname -I 2>/dev/null | cut -d' ' -f1)"; do
+    [ -n "$h" ] || continue
+    hvd -H "$h:2" sh -c 'echo $HOROVOD_HOSTNAME'
+    n=$(grep -c ":$h\$" "$TMP/out")
+    check "'$h' is this host" [ "$RC" -eq 0 -a "$n" -eq 2 ]
+done
 finish

@@ -4,11 +4,17 @@
 #include "collective.h"
 #include "unit.h"
 
-static const char *vars[] = {"HOROVOD_RANK", "HOROVOD_SIZE",
-                             "HOROVOD_LOCAL_RANK", "HOROVOD_LOCAL_SIZE",
-                             "HOROVOD_CROSS_RANK", "HOROVOD_CROSS_SIZE",
-                             "RANK", "WORLD_SIZE", "LOCAL_RANK",
-                             "LOCAL_WORLD_SIZE", "GROUP_RANK",
+static const char *vars[] = {"HOROVOD_RANK",
+                             "HOROVOD_SIZE",
+                             "HOROVOD_LOCAL_RANK",
+                             "HOROVOD_LOCAL_SIZE",
+                             "HOROVOD_CROSS_RANK",
+                             "HOROVOD_CROSS_SIZE",
+                             "RANK",
+                             "WORLD_SIZE",
+                             "LOCAL_RANK",
+                             "LOCAL_WORLD_SIZE",
+                             "GROUP_RANK",
                              "GROUP_WORLD_SIZE"};
 
 static void

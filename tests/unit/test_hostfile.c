@@ -145,8 +145,7 @@ END_TEST
 
 START_TEST(address_range_crosses_octet)
 {
-    ck_assert_int_eq(parse("cluster:\n  - workers: 10.0.0.254-10.0.1.1\n"),
-                     0);
+    ck_assert_int_eq(parse("cluster:\n  - workers: 10.0.0.254-10.0.1.1\n"), 0);
     ck_assert_uint_eq(l.count, 4);
     ck_assert_str_eq(l.hosts[2].name, "10.0.1.0");
 }
@@ -157,7 +156,8 @@ static const struct {
 } bad_yaml[] = {
     {"hosts:\n  - name: a\n    slots: two\n",
      "hosts.txt:3:12: 'slots' expects an integer"},
-    {"hosts:\n  - name: a\n    cores: 2\n", "hosts.txt:3:5: unknown key 'cores'"},
+    {"hosts:\n  - name: a\n    cores: 2\n",
+     "hosts.txt:3:5: unknown key 'cores'"},
     {"hosts:\n  - slots: 2\n", "hosts.txt:2:5: host without 'name'"},
     {"nodes:\n  - a\n", "hosts.txt:1:1: unknown key 'nodes'"},
     {"hosts: a\n", "hosts.txt:1:8: expected a list of hosts"},
@@ -174,8 +174,8 @@ static const struct {
 START_TEST(yaml_errors)
 {
     ck_assert_int_ne(parse(bad_yaml[_i].text), 0);
-    ck_assert_msg(strstr(e.msg, bad_yaml[_i].needle) != NULL,
-                  "'%s' lacks '%s'", e.msg, bad_yaml[_i].needle);
+    ck_assert_msg(strstr(e.msg, bad_yaml[_i].needle) != NULL, "'%s' lacks '%s'",
+                  e.msg, bad_yaml[_i].needle);
 }
 END_TEST
 

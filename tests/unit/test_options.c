@@ -39,29 +39,28 @@ collect(const char *name, const char *value, void *arg)
     return 0;
 }
 
-static const char horovod_example[] =
-    "controller: gloo\n"
-    "params:\n"
-    "  fusion_threshold_mb: 32\n"
-    "  cycle_time_ms: 10\n"
-    "  cache_capacity: 2048\n"
-    "  hierarchical_allreduce: true\n"
-    "autotune:\n"
-    "  enabled: true\n"
-    "  log_file: tune.csv\n"
-    "  warmup_samples: 5\n"
-    "timeline:\n"
-    "  filename: tl.json\n"
-    "  mark_cycles: true\n"
-    "stall_check:\n"
-    "  enabled: false\n"
-    "  warning_time_seconds: 120\n"
-    "library_options:\n"
-    "  num_nccl_streams: 2\n"
-    "  gloo_timeout_seconds: 60\n"
-    "logging:\n"
-    "  level: INFO\n"
-    "  hide_timestamp: true\n";
+static const char horovod_example[] = "controller: gloo\n"
+                                      "params:\n"
+                                      "  fusion_threshold_mb: 32\n"
+                                      "  cycle_time_ms: 10\n"
+                                      "  cache_capacity: 2048\n"
+                                      "  hierarchical_allreduce: true\n"
+                                      "autotune:\n"
+                                      "  enabled: true\n"
+                                      "  log_file: tune.csv\n"
+                                      "  warmup_samples: 5\n"
+                                      "timeline:\n"
+                                      "  filename: tl.json\n"
+                                      "  mark_cycles: true\n"
+                                      "stall_check:\n"
+                                      "  enabled: false\n"
+                                      "  warning_time_seconds: 120\n"
+                                      "library_options:\n"
+                                      "  num_nccl_streams: 2\n"
+                                      "  gloo_timeout_seconds: 60\n"
+                                      "logging:\n"
+                                      "  level: INFO\n"
+                                      "  hide_timestamp: true\n";
 
 START_TEST(horovod_keys_map_to_horovod_variables)
 {
@@ -91,8 +90,8 @@ START_TEST(autotune_details_need_autotune)
 {
     char env[1024] = "";
 
-    ck_assert_int_eq(parse("autotune:\n  enabled: false\n  warmup_samples: 5\n"),
-                     0);
+    ck_assert_int_eq(
+        parse("autotune:\n  enabled: false\n  warmup_samples: 5\n"), 0);
     ck_assert_int_eq(cfg_job_tunable_env(&file, collect, env), 0);
     ck_assert_str_eq(env, "HOROVOD_AUTOTUNE=0;");
 }
@@ -200,7 +199,8 @@ suite(void)
     ADD(tc, own_keys);
     ADD(tc, env_as_mapping);
     ADD(tc, command_line_over_file_over_defaults);
-    tcase_add_loop_test(tc, errors_name_the_key, 0, sizeof(bad) / sizeof(bad[0]));
+    tcase_add_loop_test(tc, errors_name_the_key, 0,
+                        sizeof(bad) / sizeof(bad[0]));
     ADD(tc, table_is_consistent);
     suite_add_tcase(s, tc);
     return s;
