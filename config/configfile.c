@@ -8,10 +8,6 @@
 #include "options.h"
 #include "yaml_doc.h"
 
-#define FOR_PAIRS(p, n)                                                        \
-    for (yaml_node_pair_t *p = (n)->data.mapping.pairs.start;                  \
-         p < (n)->data.mapping.pairs.top; p++)
-
 typedef struct walk {
     ydoc *d;
     cfg_job *job;

@@ -8,13 +8,6 @@
 #include "internal.h"
 #include "yaml_doc.h"
 
-#define FOR_PAIRS(p, n)                                                        \
-    for (yaml_node_pair_t *p = (n)->data.mapping.pairs.start;                  \
-         p < (n)->data.mapping.pairs.top; p++)
-#define FOR_ITEMS(i, n)                                                        \
-    for (yaml_node_item_t *i = (n)->data.sequence.items.start;                 \
-         i < (n)->data.sequence.items.top; i++)
-
 static void
 where_of(const ydoc *d, const yaml_node_t *n, char *buf, size_t size)
 {

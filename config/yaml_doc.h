@@ -6,6 +6,14 @@
 
 #include "cfg_error.h"
 
+/* Iterate over a mapping's key/value pairs or a sequence's items. */
+#define FOR_PAIRS(p, n)                                                        \
+    for (yaml_node_pair_t *p = (n)->data.mapping.pairs.start;                  \
+         p < (n)->data.mapping.pairs.top; p++)
+#define FOR_ITEMS(i, n)                                                        \
+    for (yaml_node_item_t *i = (n)->data.sequence.items.start;                 \
+         i < (n)->data.sequence.items.top; i++)
+
 typedef struct ydoc {
     yaml_document_t doc;
     const char *file;
