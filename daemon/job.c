@@ -1,0 +1,293 @@
+#include "job.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct barrier {
+    int round;
+    int count;
+    unsigned char *joined; /* size flags for the current round */
+} barrier;
+
+static void
+barrier_free(void *p)
+{
+    barrier *b = p;
+
+    free(b->joined);
+    free(b);
+}
+
+/* Horovod's scope sizes: global, local_<host>, cross_<local_rank>. */
+static int
+set_scopes(job *j, kvstore *kv)
+{
+    char name[KV_MAX_SCOPE];
+    int r = kv_set_scope_size(kv, "global", j->size);
+
+    for (int i = 0; r == 0 && i < j->plan.size; i++) {
+        const cfg_slot *s = &j->plan.slots[i];
+        snprintf(name, sizeof(name), "local_%s", j->hosts.hosts[s->host].name);
+        r = kv_set_scope_size(kv, name, s->local_size);
+        snprintf(name, sizeof(name), "cross_%d", s->local_rank);
+        if (r == 0)
+            r = kv_set_scope_size(kv, name, s->cross_size);
+    }
+    return r;
+}
+
+static int
+make_plan(job *j, kvstore *kv, char *err, size_t errlen)
+{
+    cfg_err e;
+
+    if (cfg_plan_build(&j->hosts, j->size, &j->plan, &e) != 0) {
+        snprintf(err, errlen, "%s", e.msg);
+        return -1;
+    }
+    if ((j->ranks = calloc(j->size, sizeof(*j->ranks))) == NULL ||
+        set_scopes(j, kv) != 0) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    j->has_plan = 1;
+    return 0;
+}
+
+int
+job_init(job *j, int size, const char *hosts_spec, kvstore *kv, char *err,
+         size_t errlen)
+{
+    cfg_err e;
+
+    memset(j, 0, sizeof(*j));
+    j->size = size;
+    cfg_hostlist_init(&j->hosts);
+    hmap_init(&j->barriers);
+    snprintf(j->iface, sizeof(j->iface), "lo");
+    snprintf(j->master_addr, sizeof(j->master_addr), "127.0.0.1");
+    if (size < 1) {
+        snprintf(err, errlen, "the job size must be at least 1");
+        return -1;
+    }
+    if (hosts_spec == NULL)
+        return (j->arrivals = calloc(size, sizeof(*j->arrivals))) ? 0 : -1;
+    if (cfg_hostspec_parse(hosts_spec, &j->hosts, &e) != 0) {
+        snprintf(err, errlen, "bad hosts '%s': %s", hosts_spec, e.msg);
+        return -1;
+    }
+    return make_plan(j, kv, err, errlen);
+}
+
+void
+job_release(job *j)
+{
+    cfg_plan_release(&j->plan);
+    cfg_hostlist_release(&j->hosts);
+    hmap_release(&j->barriers, barrier_free);
+    free(j->ranks);
+    free(j->arrivals);
+    memset(j, 0, sizeof(*j));
+}
+
+static int
+take_rank(job *j, int rank, int pid, double now)
+{
+    j->ranks[rank].state = RANK_REGISTERED;
+    j->ranks[rank].pid = pid;
+    j->ranks[rank].last_seen = now;
+    return rank;
+}
+
+static int
+register_planned(job *j, const char *host, int pid, int rank, double now,
+                 char *err, size_t errlen)
+{
+    if (rank >= j->size) {
+        snprintf(err, errlen, "rank %d is outside the job (size %d)", rank,
+                 j->size);
+        return -1;
+    }
+    if (rank >= 0) {
+        const char *want = j->hosts.hosts[j->plan.slots[rank].host].name;
+        if (strcmp(want, host) != 0) {
+            snprintf(err, errlen, "rank %d belongs to host '%s', not '%s'",
+                     rank, want, host);
+            return -1;
+        }
+        return take_rank(j, rank, pid, now);
+    }
+    for (int r = 0; r < j->size; r++)
+        if (j->ranks[r].state == RANK_PENDING &&
+            strcmp(j->hosts.hosts[j->plan.slots[r].host].name, host) == 0)
+            return take_rank(j, r, pid, now);
+    snprintf(err, errlen, "host '%s' has no free rank in the plan", host);
+    return -1;
+}
+
+/* Standalone: hosts in order of first arrival, slots = their workers. */
+static int
+plan_from_arrivals(job *j, kvstore *kv, double now, char *err, size_t errlen)
+{
+    cfg_host h = {.slots = 1};
+
+    for (int i = 0; i < j->narrivals; i++) {
+        h.name = j->arrivals[i].host;
+        if (cfg_hostlist_add(&j->hosts, &h, NULL) != 0) {
+            snprintf(err, errlen, "out of memory");
+            return -1;
+        }
+    }
+    if (make_plan(j, kv, err, errlen) != 0)
+        return -1;
+    for (int i = 0; i < j->narrivals; i++)
+        if (register_planned(j, j->arrivals[i].host, j->arrivals[i].pid, -1,
+                             now, err, errlen) < 0)
+            return -1;
+    return 0;
+}
+
+int
+job_register(job *j, const char *host, int pid, int rank, kvstore *kv,
+             double now, char *err, size_t errlen)
+{
+    if (j->has_plan)
+        return register_planned(j, host, pid, rank, now, err, errlen);
+    if (rank >= 0) {
+        snprintf(err, errlen, "this hvdd has no plan: register without a rank");
+        return -1;
+    }
+    if (job_lookup(j, host, pid) != -1) {
+        snprintf(err, errlen, "'%s' pid %d registered twice", host, pid);
+        return -1;
+    }
+    if (j->narrivals >= j->size) {
+        snprintf(err, errlen, "all %d ranks have registered", j->size);
+        return -1;
+    }
+    snprintf(j->arrivals[j->narrivals].host, sizeof(j->arrivals->host), "%s",
+             host);
+    j->arrivals[j->narrivals++].pid = pid;
+    if (j->narrivals == j->size &&
+        plan_from_arrivals(j, kv, now, err, errlen) != 0)
+        return -1;
+    return j->has_plan ? job_lookup(j, host, pid) : -2;
+}
+
+int
+job_lookup(const job *j, const char *host, int pid)
+{
+    if (!j->has_plan) {
+        for (int i = 0; i < j->narrivals; i++)
+            if (j->arrivals[i].pid == pid &&
+                strcmp(j->arrivals[i].host, host) == 0)
+                return -2;
+        return -1;
+    }
+    for (int r = 0; r < j->size; r++)
+        if (j->ranks[r].state != RANK_PENDING && j->ranks[r].pid == pid &&
+            strcmp(j->hosts.hosts[j->plan.slots[r].host].name, host) == 0)
+            return r;
+    return -1;
+}
+
+static int
+valid_rank(const job *j, int rank)
+{
+    return j->has_plan && rank >= 0 && rank < j->size &&
+           j->ranks[rank].state != RANK_PENDING;
+}
+
+int
+job_heartbeat(job *j, int rank, double now)
+{
+    if (!valid_rank(j, rank))
+        return -1;
+    j->ranks[rank].last_seen = now;
+    return 0;
+}
+
+int
+job_exited(job *j, int rank, int code)
+{
+    if (!valid_rank(j, rank))
+        return -1;
+    j->ranks[rank].state = RANK_EXITED;
+    j->ranks[rank].exit_code = code;
+    return 0;
+}
+
+static barrier *
+barrier_get(job *j, const char *name)
+{
+    barrier *b = hmap_get(&j->barriers, name);
+
+    if (b)
+        return b;
+    if ((b = calloc(1, sizeof(*b))) == NULL ||
+        (b->joined = calloc(j->size, 1)) == NULL ||
+        hmap_put(&j->barriers, name, b, NULL) != 0) {
+        if (b)
+            free(b->joined);
+        free(b);
+        return NULL;
+    }
+    return b;
+}
+
+int
+job_barrier(job *j, const char *name, int rank, int *round)
+{
+    barrier *b;
+
+    if (!valid_rank(j, rank) || (b = barrier_get(j, name)) == NULL)
+        return -1;
+    if (*round >= 0 && *round < b->round)
+        return 1; /* the round this caller joined has completed */
+    if (*round < 0) {
+        *round = b->round;
+        if (!b->joined[rank]) {
+            b->joined[rank] = 1;
+            b->count++;
+        }
+    }
+    if (b->count < j->size)
+        return 0;
+    b->round++;
+    b->count = 0;
+    memset(b->joined, 0, j->size);
+    return 1;
+}
+
+void
+job_abort(job *j, const char *reason)
+{
+    if (j->aborted)
+        return;
+    j->aborted = 1;
+    snprintf(j->abort_reason, sizeof(j->abort_reason), "%s", reason);
+}
+
+int
+job_check_heartbeats(job *j, double now)
+{
+    char reason[512];
+
+    if (j->heartbeat_timeout <= 0 || !j->has_plan || j->aborted)
+        return 0;
+    for (int r = 0; r < j->size; r++) {
+        rank_info *ri = &j->ranks[r];
+        if (ri->state != RANK_REGISTERED ||
+            now - ri->last_seen <= j->heartbeat_timeout)
+            continue;
+        ri->state = RANK_LOST;
+        snprintf(reason, sizeof(reason),
+                 "rank %d on host '%s' (pid %d) sent no heartbeat for %.1f s",
+                 r, j->hosts.hosts[j->plan.slots[r].host].name, ri->pid,
+                 now - ri->last_seen);
+        job_abort(j, reason);
+        return 1;
+    }
+    return 0;
+}

@@ -1,0 +1,86 @@
+/* The job as hvdd sees it: the plan, who has registered, heartbeats,
+ * barriers, exit codes, and an abort reason. Not thread-safe: the server
+ * serialises. Times are seconds on a monotonic clock. */
+#ifndef HVDD_JOB_H
+#define HVDD_JOB_H
+
+#include "hmap.h"
+#include "hostlist.h"
+#include "kvstore.h"
+#include "plan.h"
+
+typedef enum rank_state {
+    RANK_PENDING,    /* not registered yet */
+    RANK_REGISTERED, /* registered, running */
+    RANK_EXITED,     /* reported its exit */
+    RANK_LOST        /* missed its heartbeats */
+} rank_state;
+
+typedef struct rank_info {
+    rank_state state;
+    int pid;
+    int exit_code;
+    double last_seen;
+} rank_info;
+
+/* A registration that arrived before the plan was known (standalone hvdd
+ * without --hosts): ranks are given once all have arrived. */
+typedef struct arrival {
+    char host[256];
+    int pid;
+} arrival;
+
+typedef struct job {
+    int size;
+    int has_plan;
+    cfg_hostlist hosts;
+    cfg_plan plan;
+    rank_info *ranks; /* size entries once the plan exists */
+    arrival *arrivals;
+    int narrivals;
+    hmap barriers; /* name -> barrier */
+    char abort_reason[512];
+    int aborted;
+    double heartbeat_timeout; /* 0: off */
+    char iface[64];           /* the NIC every host uses */
+    char master_addr[256];
+    int master_port;
+} job;
+
+/* Creates a job of `size` ranks; with hosts_spec ("a:2,b:2") its plan is
+ * known at once, else it is made from the registrations. Scope sizes for
+ * Horovod's finalising DELETE go into kv. Errors go to err. */
+int job_init(job *j, int size, const char *hosts_spec, kvstore *kv, char *err,
+             size_t errlen);
+void job_release(job *j);
+
+/* Registers a worker. rank < 0 means "any free rank on this host". Returns
+ * the rank (>= 0), -1 with err when refused, or -2 when the answer must
+ * wait for the other workers (standalone) — ask again later. */
+int job_register(job *j, const char *host, int pid, int rank, kvstore *kv,
+                 double now, char *err, size_t errlen);
+
+/* After a -2 from job_register: the rank given to (host, pid), or -2 while
+ * the plan is still incomplete. */
+int job_lookup(const job *j, const char *host, int pid);
+
+/* A heartbeat from rank; -1 when there is no such registered rank. */
+int job_heartbeat(job *j, int rank, double now);
+
+/* Records rank's exit code. */
+int job_exited(job *j, int rank, int code);
+
+/* Joins barrier `name` as rank; returns 1 once all `size` ranks joined
+ * this round, 0 while waiting, -1 for a bad rank. A barrier is reusable:
+ * the round after completion starts empty. `round` is the round the
+ * caller joined (pass the same value when asking again). */
+int job_barrier(job *j, const char *name, int rank, int *round);
+
+/* Stops the job with a reason (the first reason wins). */
+void job_abort(job *j, const char *reason);
+
+/* Declares ranks whose last heartbeat is older than the timeout lost and
+ * aborts naming the first; returns 1 when it aborted. */
+int job_check_heartbeats(job *j, double now);
+
+#endif

@@ -1,0 +1,20 @@
+/* Shared by the route files of hvdd's API; private to daemon/. */
+#ifndef HVDD_ROUTES_H
+#define HVDD_ROUTES_H
+
+#include <jansson.h>
+
+#include "request.h"
+
+/* A plain-text response (a reason line for errors). */
+void reply_text(hvdd_response *rs, int status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* A JSON response; takes ownership of j. */
+void reply_json(hvdd_response *rs, int status, json_t *j);
+/* Holds the request until `event` or the wait passes. */
+void reply_wait(hvdd_response *rs, const char *event, int wait_ms);
+
+void kv_route(hvdd_state *st, const hvdd_request *rq, hvdd_response *rs);
+void control_route(hvdd_state *st, const hvdd_request *rq, hvdd_response *rs);
+
+#endif

@@ -1,0 +1,428 @@
+#include "server.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <microhttpd.h>
+#include <netdb.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "hmap.h"
+
+/* One request's state, kept across the handler's calls and across waits. */
+typedef struct conn {
+    struct MHD_Connection *mc;
+    char *body;
+    size_t len, cap;
+    int too_big;
+    int conn_state;
+    /* while held: */
+    int waiting;
+    int deadline_passed;
+    double deadline;
+    char event[KV_MAX_SCOPE + KV_MAX_KEY + 16];
+    struct conn *prev, *next;       /* every held request */
+    struct conn *ev_prev, *ev_next; /* those held for the same event */
+} conn;
+
+struct hvdd_server {
+    struct MHD_Daemon *d;
+    hvdd_state *st;
+    hvdd_server_opts o;
+    pthread_mutex_t mu;
+    pthread_t timer;
+    int timer_started;
+    int stopping;
+    conn *held;    /* list of every held request */
+    hmap by_event; /* event -> first conn held for it */
+    int abort_told;
+};
+
+static double
+now(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Lets go of a held request; MHD calls the handler again for it. */
+static void
+release_held(hvdd_server *s, conn *c)
+{
+    if (!c->waiting)
+        return;
+    c->waiting = 0;
+    if (c->prev)
+        c->prev->next = c->next;
+    else
+        s->held = c->next;
+    if (c->next)
+        c->next->prev = c->prev;
+    if (c->ev_prev)
+        c->ev_prev->ev_next = c->ev_next;
+    else if (c->ev_next)
+        hmap_put(&s->by_event, c->event, c->ev_next, NULL);
+    else
+        hmap_remove(&s->by_event, c->event);
+    if (c->ev_next)
+        c->ev_next->ev_prev = c->ev_prev;
+    c->prev = c->next = c->ev_prev = c->ev_next = NULL;
+    MHD_resume_connection(c->mc);
+}
+
+static void
+hold(hvdd_server *s, conn *c, const char *event, int wait_ms)
+{
+    conn *head;
+
+    c->waiting = 1;
+    c->deadline = now() + wait_ms / 1000.0;
+    snprintf(c->event, sizeof(c->event), "%s", event);
+    c->prev = NULL;
+    c->next = s->held;
+    if (s->held)
+        s->held->prev = c;
+    s->held = c;
+    head = hmap_get(&s->by_event, c->event);
+    c->ev_prev = NULL;
+    c->ev_next = head;
+    if (head)
+        head->ev_prev = c;
+    hmap_put(&s->by_event, c->event, c, NULL);
+    /* Suspended under the same lock that guards every resume. */
+    MHD_suspend_connection(c->mc);
+}
+
+static void
+notify(hvdd_server *s, const char *event)
+{
+    conn *c;
+
+    if (strcmp(event, "*") == 0) {
+        while (s->held)
+            release_held(s, s->held);
+        return;
+    }
+    while ((c = hmap_get(&s->by_event, event)) != NULL)
+        release_held(s, c);
+}
+
+static void
+check_abort(hvdd_server *s)
+{
+    if (!s->st->job.aborted || s->abort_told)
+        return;
+    s->abort_told = 1;
+    notify(s, "*");
+    if (s->o.on_abort)
+        s->o.on_abort(s->o.arg, s->st->job.abort_reason);
+}
+
+static void *
+timer_main(void *arg)
+{
+    hvdd_server *s = arg;
+
+    for (;;) {
+        struct timespec ts = {0, 50 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+        pthread_mutex_lock(&s->mu);
+        if (s->stopping) {
+            pthread_mutex_unlock(&s->mu);
+            return NULL;
+        }
+        double t = now();
+        for (conn *c = s->held, *next; c; c = next) {
+            next = c->next;
+            if (c->deadline <= t) {
+                c->deadline_passed = 1;
+                release_held(s, c);
+            }
+        }
+        job_check_heartbeats(&s->st->job, t);
+        check_abort(s);
+        pthread_mutex_unlock(&s->mu);
+    }
+}
+
+static int
+peer_allowed(const hvdd_server *s, struct MHD_Connection *mc)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(mc, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    char host[INET6_ADDRSTRLEN + 8];
+    const char *h = host;
+    socklen_t len;
+
+    if (ci == NULL || ci->client_addr == NULL)
+        return 0;
+    len = ci->client_addr->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
+                                                 : sizeof(struct sockaddr_in);
+    if (getnameinfo(ci->client_addr, len, host, sizeof(host), NULL, 0,
+                    NI_NUMERICHOST) != 0)
+        return 0;
+    if (strncmp(h, "::ffff:", 7) == 0)
+        h += 7;
+    if (strncmp(h, "127.", 4) == 0 || strcmp(h, "::1") == 0)
+        return 1;
+    for (const char **a = s->o.allow; a && *a; a++)
+        if (strcmp(*a, h) == 0)
+            return 1;
+    return 0;
+}
+
+static enum MHD_Result
+send_response(struct MHD_Connection *mc, hvdd_response *rs)
+{
+    struct MHD_Response *r = MHD_create_response_from_buffer(
+        rs->len, rs->body ? rs->body : (void *)"",
+        rs->body ? MHD_RESPMEM_MUST_FREE : MHD_RESPMEM_PERSISTENT);
+    enum MHD_Result ok;
+
+    if (r == NULL) {
+        free(rs->body);
+        return MHD_NO;
+    }
+    rs->body = NULL;
+    if (rs->content_type)
+        MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
+                                rs->content_type);
+    ok = MHD_queue_response(mc, (unsigned)rs->status, r);
+    MHD_destroy_response(r);
+    return ok;
+}
+
+/* First call: refuse an oversized body before reading it. */
+static enum MHD_Result
+first_call(struct MHD_Connection *mc, void **con_cls)
+{
+    const char *cl =
+        MHD_lookup_connection_value(mc, MHD_HEADER_KIND, "Content-Length");
+    conn *c = calloc(1, sizeof(*c));
+
+    if (c == NULL)
+        return MHD_NO;
+    c->mc = mc;
+    c->conn_state = -1;
+    *con_cls = c;
+    if (cl && strtoull(cl, NULL, 10) > HVDD_MAX_BODY) {
+        hvdd_response rs = {0};
+        c->too_big = 1;
+        rs.status = 413;
+        rs.content_type = "text/plain";
+        rs.body = strdup("request body too large\n");
+        rs.len = rs.body ? strlen(rs.body) : 0;
+        return send_response(mc, &rs);
+    }
+    return MHD_YES;
+}
+
+static int
+take_upload(conn *c, const char *data, size_t n)
+{
+    if (c->too_big || c->len + n > HVDD_MAX_BODY) {
+        c->too_big = 1;
+        return 0;
+    }
+    if (c->len + n > c->cap) {
+        size_t cap = c->cap ? c->cap * 2 : 4096;
+        char *b;
+        while (cap < c->len + n)
+            cap *= 2;
+        if ((b = realloc(c->body, cap)) == NULL)
+            return -1;
+        c->body = b;
+        c->cap = cap;
+    }
+    memcpy(c->body + c->len, data, n);
+    c->len += n;
+    return 0;
+}
+
+static enum MHD_Result
+handler(void *cls, struct MHD_Connection *mc, const char *url,
+        const char *method, const char *version, const char *upload_data,
+        size_t *upload_data_size, void **con_cls)
+{
+    hvdd_server *s = cls;
+    conn *c = *con_cls;
+    hvdd_response rs = {0};
+    enum MHD_Result ok;
+
+    (void)version;
+    if (c == NULL)
+        return first_call(mc, con_cls);
+    if (*upload_data_size > 0) {
+        if (take_upload(c, upload_data, *upload_data_size) != 0)
+            return MHD_NO;
+        *upload_data_size = 0;
+        return MHD_YES;
+    }
+    hvdd_request rq = {
+        .method = method,
+        .path = url,
+        .wait = MHD_lookup_connection_value(mc, MHD_GET_ARGUMENT_KIND, "wait"),
+        .auth = MHD_lookup_connection_value(mc, MHD_HEADER_KIND,
+                                            MHD_HTTP_HEADER_AUTHORIZATION),
+        .body = c->body,
+        .body_len = c->too_big ? HVDD_MAX_BODY + 1 : c->len,
+        .peer_allowed = peer_allowed(s, mc),
+        .deadline_passed = c->deadline_passed,
+        .conn_state = &c->conn_state,
+        .now = now(),
+    };
+    pthread_mutex_lock(&s->mu);
+    if (s->stopping) {
+        rs.status = 503;
+        rs.content_type = "text/plain";
+        rs.body = strdup("hvdd is stopping\n");
+        rs.len = rs.body ? strlen(rs.body) : 0;
+    } else {
+        hvdd_handle(s->st, &rq, &rs);
+    }
+    if (rs.notify[0])
+        notify(s, rs.notify);
+    check_abort(s);
+    if (rs.wait_ms > 0 && !s->stopping) {
+        hold(s, c, rs.wait_event, rs.wait_ms);
+        pthread_mutex_unlock(&s->mu);
+        free(rs.body);
+        return MHD_YES;
+    }
+    pthread_mutex_unlock(&s->mu);
+    ok = send_response(mc, &rs);
+    return ok;
+}
+
+static void
+completed(void *cls, struct MHD_Connection *mc, void **con_cls,
+          enum MHD_RequestTerminationCode toe)
+{
+    conn *c = *con_cls;
+
+    (void)cls;
+    (void)mc;
+    (void)toe;
+    if (c == NULL)
+        return;
+    free(c->body);
+    free(c);
+    *con_cls = NULL;
+}
+
+static void
+raise_fd_limit(unsigned want)
+{
+    struct rlimit rl;
+
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur >= want + 64)
+        return;
+    rl.rlim_cur = rl.rlim_max < want + 64 ? rl.rlim_max : want + 64;
+    setrlimit(RLIMIT_NOFILE, &rl);
+}
+
+/* The listening address; *flags gets MHD_USE_IPv6 or MHD_USE_DUAL_STACK. */
+static int
+listen_addr(const hvdd_server_opts *o, struct sockaddr_storage *ss,
+            unsigned *flags)
+{
+    struct sockaddr_in *a4 = (struct sockaddr_in *)ss;
+    struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)ss;
+
+    memset(ss, 0, sizeof(*ss));
+    if (o->addr == NULL || strcmp(o->addr, "0.0.0.0") == 0) {
+        a4->sin_family = AF_INET;
+        a4->sin_port = htons((uint16_t)o->port);
+        return 0;
+    }
+    if (inet_pton(AF_INET, o->addr, &a4->sin_addr) == 1) {
+        a4->sin_family = AF_INET;
+        a4->sin_port = htons((uint16_t)o->port);
+        return 0;
+    }
+    if (inet_pton(AF_INET6, o->addr, &a6->sin6_addr) == 1) {
+        a6->sin6_family = AF_INET6;
+        a6->sin6_port = htons((uint16_t)o->port);
+        *flags |= MHD_USE_IPv6;
+        return 0;
+    }
+    return -1;
+}
+
+hvdd_server *
+hvdd_server_start(hvdd_state *st, const hvdd_server_opts *o, int *port,
+                  char *err, size_t errlen)
+{
+    hvdd_server *s = calloc(1, sizeof(*s));
+    struct sockaddr_storage ss;
+    unsigned flags = MHD_USE_EPOLL_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME;
+    const union MHD_DaemonInfo *di;
+
+    if (s == NULL) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    s->st = st;
+    s->o = *o;
+    hmap_init(&s->by_event);
+    pthread_mutex_init(&s->mu, NULL);
+    if (listen_addr(o, &ss, &flags) != 0) {
+        snprintf(err, errlen, "'%s' is not a numeric IP address", o->addr);
+        goto fail;
+    }
+    raise_fd_limit(o->max_conns);
+    /* Limits set on purpose: MHD's defaults (1020 connections, no idle
+     * timeout, 32 KiB a connection) break a rendezvous of thousands. */
+    s->d = MHD_start_daemon(
+        flags, 0, NULL, NULL, handler, s, MHD_OPTION_SOCK_ADDR,
+        (struct sockaddr *)&ss, MHD_OPTION_CONNECTION_LIMIT, o->max_conns,
+        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)130,
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)16384,
+        MHD_OPTION_LISTEN_BACKLOG_SIZE, 4096, MHD_OPTION_NOTIFY_COMPLETED,
+        completed, s, MHD_OPTION_END);
+    if (s->d == NULL) {
+        snprintf(err, errlen, "cannot listen on %s:%d: %s",
+                 o->addr ? o->addr : "0.0.0.0", o->port, strerror(errno));
+        goto fail;
+    }
+    di = MHD_get_daemon_info(s->d, MHD_DAEMON_INFO_BIND_PORT);
+    *port = di ? di->port : o->port;
+    if (pthread_create(&s->timer, NULL, timer_main, s) != 0) {
+        snprintf(err, errlen, "cannot start the timer thread");
+        goto fail;
+    }
+    s->timer_started = 1;
+    return s;
+fail:
+    hvdd_server_stop(s);
+    return NULL;
+}
+
+void
+hvdd_server_stop(hvdd_server *s)
+{
+    if (s == NULL)
+        return;
+    pthread_mutex_lock(&s->mu);
+    s->stopping = 1;
+    notify(s, "*"); /* MHD aborts when stopped with a request held */
+    pthread_mutex_unlock(&s->mu);
+    if (s->timer_started)
+        pthread_join(s->timer, NULL);
+    if (s->d) {
+        /* Let the MHD thread answer the released requests first. */
+        struct timespec ts = {0, 100 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+        MHD_stop_daemon(s->d);
+    }
+    hmap_release(&s->by_event, NULL);
+    pthread_mutex_destroy(&s->mu);
+    free(s);
+}
