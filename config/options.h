@@ -55,6 +55,14 @@ typedef enum cfg_xform {
     X(START_TIMEOUT, "start-timeout", NULL, CFG_T_NUM, "start_timeout", NULL,  \
       CFG_X_NONE, NONE, "SECONDS",                                             \
       "time allowed for every worker to start (default 30)")                   \
+    X(RENDEZVOUS_ADDR, "rendezvous-addr", "hm", CFG_T_STR, "rendezvous_addr",  \
+      NULL, CFG_X_NONE, NONE, "ADDR",                                          \
+      "address hvdd listens on (default: every address)")                      \
+    X(RENDEZVOUS_PORT, "rendezvous-port", NULL, CFG_T_INT, "rendezvous_port",  \
+      NULL, CFG_X_NONE, NONE, "PORT", "port hvdd listens on (default: any)")   \
+    X(HEARTBEAT_TIMEOUT, "heartbeat-timeout", NULL, CFG_T_NUM,                 \
+      "heartbeat_timeout", NULL, CFG_X_NONE, NONE, "SECONDS",                  \
+      "stop the job when a registered rank is silent this long (0: never)")    \
     X(DRY_RUN, "dry-run", NULL, CFG_T_FLAG, NULL, NULL, CFG_X_NONE, NONE, "1", \
       "print the plan and one rank's environment, then exit")                  \
     X(DRY_RUN_RANK, "dry-run-rank", NULL, CFG_T_INT, NULL, NULL, CFG_X_NONE,   \

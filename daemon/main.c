@@ -23,6 +23,7 @@ enum { EXIT_USAGE = 64, EXIT_TOKEN = 65, EXIT_LISTEN = 69 };
 typedef struct opts {
     char addr[64];
     int port;
+    int listen_fd;
     long size;
     const char *hosts;
     const char *token_file;
@@ -64,12 +65,14 @@ log_cb(void *arg, const char *line)
 static void
 on_abort(void *arg, const char *reason)
 {
-    (void)arg;
+    const opts *o = arg;
+
     if (!use_syslog) {
         printf("abort %s\n", reason);
         fflush(stdout);
     }
-    say("job aborted: %s", reason);
+    if (!o->token_stdin || o->debug) /* else hvdrun tells the user */
+        say("job aborted: %s", reason);
 }
 
 static void
@@ -77,7 +80,8 @@ usage(FILE *f)
 {
     fprintf(
         f,
-        "usage: hvdd --size N [--listen ADDR:PORT] [--hosts HOST:N,...]\n"
+        "usage: hvdd --size N [--listen ADDR:PORT | --listen-fd FD]\n"
+        "            [--hosts HOST:N,...]\n"
         "            [--token-file FILE | --token-stdin] [--allow ADDR,...]\n"
         "            [--heartbeat-timeout S] [--iface NAME]\n"
         "            [--master-addr ADDR] [--master-port PORT] [-d]\n"
@@ -129,6 +133,7 @@ parse_args(int argc, char **argv, opts *o, int *done)
 {
     enum {
         O_SIZE = 256,
+        O_LISTEN_FD,
         O_HOSTS,
         O_TOKEN_FILE,
         O_TOKEN_STDIN,
@@ -142,6 +147,7 @@ parse_args(int argc, char **argv, opts *o, int *done)
     };
     static const struct option longs[] = {
         {"listen", required_argument, NULL, 'l'},
+        {"listen-fd", required_argument, NULL, O_LISTEN_FD},
         {"size", required_argument, NULL, O_SIZE},
         {"hosts", required_argument, NULL, O_HOSTS},
         {"token-file", required_argument, NULL, O_TOKEN_FILE},
@@ -158,12 +164,21 @@ parse_args(int argc, char **argv, opts *o, int *done)
     int c;
 
     snprintf(o->addr, sizeof(o->addr), "0.0.0.0");
+    o->listen_fd = -1;
     while ((c = getopt_long(argc, argv, "dhl:", longs, NULL)) != -1) {
         switch (c) {
         case 'l':
             if (parse_listen(optarg, o) != 0)
                 return usage_error("--listen wants ADDR:PORT, not", optarg);
             break;
+        case O_LISTEN_FD: {
+            long fd;
+            if (cfg_parse_long(optarg, 0, 65535, &fd) != 0)
+                return usage_error("--listen-fd wants a descriptor, not",
+                                   optarg);
+            o->listen_fd = (int)fd;
+            break;
+        }
         case O_SIZE:
             if (cfg_parse_long(optarg, 1, 1 << 20, &o->size) != 0)
                 return usage_error("--size wants a number >= 1, not", optarg);
@@ -358,7 +373,8 @@ static int
 run(opts *o)
 {
     char token[HVDD_TOKEN_LEN + 1], err[600];
-    hvdd_server_opts so = {o->addr, o->port, o->allow, 16384, on_abort, NULL};
+    hvdd_server_opts so = {o->addr,  o->port, o->listen_fd, o->allow, 16384,
+                           on_abort, o};
     hvdd_server *srv = NULL;
     hvdd_state st;
     int sigfd, port = 0, report_fd = -1, code = 0;

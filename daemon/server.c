@@ -2,6 +2,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <stdint.h>
 #include <microhttpd.h>
 #include <netdb.h>
 #include <pthread.h>
@@ -35,6 +36,7 @@ struct hvdd_server {
     hvdd_state *st;
     hvdd_server_opts o;
     pthread_mutex_t mu;
+    pthread_cond_t wake; /* tells the timer to stop at once */
     pthread_t timer;
     int timer_started;
     int stopping;
@@ -130,10 +132,17 @@ timer_main(void *arg)
 {
     hvdd_server *s = arg;
 
+    pthread_mutex_lock(&s->mu);
     for (;;) {
-        struct timespec ts = {0, 50 * 1000 * 1000};
-        nanosleep(&ts, NULL);
-        pthread_mutex_lock(&s->mu);
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += 50 * 1000 * 1000;
+        if (ts.tv_nsec >= 1000000000L) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000L;
+        }
+        if (!s->stopping)
+            pthread_cond_timedwait(&s->wake, &s->mu, &ts);
         if (s->stopping) {
             pthread_mutex_unlock(&s->mu);
             return NULL;
@@ -148,7 +157,6 @@ timer_main(void *arg)
         }
         job_check_heartbeats(&s->st->job, t);
         check_abort(s);
-        pthread_mutex_unlock(&s->mu);
     }
 }
 
@@ -373,6 +381,7 @@ hvdd_server_start(hvdd_state *st, const hvdd_server_opts *o, int *port,
     s->o = *o;
     hmap_init(&s->by_event);
     pthread_mutex_init(&s->mu, NULL);
+    pthread_cond_init(&s->wake, NULL);
     if (listen_addr(o, &ss, &flags) != 0) {
         snprintf(err, errlen, "'%s' is not a numeric IP address", o->addr);
         goto fail;
@@ -380,9 +389,13 @@ hvdd_server_start(hvdd_state *st, const hvdd_server_opts *o, int *port,
     raise_fd_limit(o->max_conns);
     /* Limits set on purpose: MHD's defaults (1020 connections, no idle
      * timeout, 32 KiB a connection) break a rendezvous of thousands. */
+    /* A socket from the launcher: bound before the workers started, so
+     * their first requests wait in its backlog instead of failing. */
     s->d = MHD_start_daemon(
-        flags, 0, NULL, NULL, handler, s, MHD_OPTION_SOCK_ADDR,
-        (struct sockaddr *)&ss, MHD_OPTION_CONNECTION_LIMIT, o->max_conns,
+        flags, 0, NULL, NULL, handler, s,
+        o->listen_fd >= 0 ? MHD_OPTION_LISTEN_SOCKET : MHD_OPTION_SOCK_ADDR,
+        o->listen_fd >= 0 ? (void *)(intptr_t)o->listen_fd : (void *)&ss,
+        MHD_OPTION_CONNECTION_LIMIT, o->max_conns,
         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)130,
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)16384,
         MHD_OPTION_LISTEN_BACKLOG_SIZE, 4096, MHD_OPTION_NOTIFY_COMPLETED,
@@ -408,21 +421,27 @@ fail:
 void
 hvdd_server_stop(hvdd_server *s)
 {
+    int had_held;
+
     if (s == NULL)
         return;
     pthread_mutex_lock(&s->mu);
     s->stopping = 1;
+    had_held = s->held != NULL;
     notify(s, "*"); /* MHD aborts when stopped with a request held */
+    pthread_cond_signal(&s->wake);
     pthread_mutex_unlock(&s->mu);
     if (s->timer_started)
         pthread_join(s->timer, NULL);
     if (s->d) {
         /* Let the MHD thread answer the released requests first. */
         struct timespec ts = {0, 100 * 1000 * 1000};
-        nanosleep(&ts, NULL);
+        if (had_held)
+            nanosleep(&ts, NULL);
         MHD_stop_daemon(s->d);
     }
     hmap_release(&s->by_event, NULL);
+    pthread_cond_destroy(&s->wake);
     pthread_mutex_destroy(&s->mu);
     free(s);
 }

@@ -12,6 +12,7 @@ typedef struct hvdd_server hvdd_server;
 typedef struct hvdd_server_opts {
     const char *addr;   /* numeric IPv4 or IPv6; NULL: every address */
     int port;           /* 0: ephemeral */
+    int listen_fd;      /* >= 0: serve this bound, listening socket */
     const char **allow; /* addresses that may use the store, NULL-ended */
     unsigned max_conns;
     /* Called (under the server's lock) when the job aborts. */

@@ -91,6 +91,8 @@ cli_help(FILE *f)
     fprintf(f,
             "\nExit status: the failing worker's code (128+N for signal N), "
             "0 when all\nsucceed, %d usage error, %d bad host or config file, "
-            "%d launch failure.\nSee hvdrun(1) and hvdrun-hostfile(5).\n",
-            HVD_EXIT_USAGE, HVD_EXIT_CONFIG, HVD_EXIT_LAUNCH);
+            "%d launch failure,\n%d stopped by the rendezvous daemon. "
+            "See hvdrun(1), hvdrun-hostfile(5), hvdd(8).\n",
+            HVD_EXIT_USAGE, HVD_EXIT_CONFIG, HVD_EXIT_LAUNCH,
+            HVD_EXIT_RENDEZVOUS);
 }

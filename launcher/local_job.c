@@ -40,6 +40,10 @@ typedef struct run {
     int start_failed;
     int unreaped;
     int stopped; /* workers still running when the failure stopped them */
+    int events_fd;
+    char events[1024]; /* a partial line from hvdd */
+    size_t events_len;
+    char aborted[600]; /* why hvdd stopped the job, or "" */
 } run;
 
 static double
@@ -193,6 +197,43 @@ on_signals(run *r)
     reap(r);
 }
 
+static void
+stop_for(run *r, const char *why)
+{
+    if (r->aborted[0] == '\0')
+        snprintf(r->aborted, sizeof(r->aborted), "%s", why);
+    if (r->failed_rank < 0)
+        r->stopped = r->unreaped;
+    begin_stop(r);
+}
+
+/* hvdd's reports: "abort REASON" lines; EOF means hvdd is gone. */
+static void
+on_events(run *r)
+{
+    ssize_t n = read(r->events_fd, r->events + r->events_len,
+                     sizeof(r->events) - 1 - r->events_len);
+    char *nl;
+
+    if (n <= 0) {
+        r->events_fd = -1; /* the rendezvous owns and closes it */
+        if (r->unreaped > 0)
+            stop_for(r, "the rendezvous daemon hvdd exited");
+        return;
+    }
+    r->events_len += (size_t)n;
+    r->events[r->events_len] = '\0';
+    while ((nl = strchr(r->events, '\n')) != NULL) {
+        *nl = '\0';
+        if (strncmp(r->events, "abort ", 6) == 0)
+            stop_for(r, r->events + 6);
+        r->events_len -= (size_t)(nl + 1 - r->events);
+        memmove(r->events, nl + 1, r->events_len + 1);
+    }
+    if (r->events_len == sizeof(r->events) - 1)
+        r->events_len = 0; /* an endless line: drop it */
+}
+
 /* Reads what one fd has; returns 0 at EOF or error, else 1. */
 static int
 drain(run *r, int i, int k)
@@ -232,6 +273,10 @@ poll_set(run *r, struct pollfd *p, int *idx)
 
     p[m] = (struct pollfd){r->sigfd, POLLIN, 0};
     idx[m++] = -1;
+    if (r->events_fd >= 0) {
+        p[m] = (struct pollfd){r->events_fd, POLLIN, 0};
+        idx[m++] = -2;
+    }
     for (int i = 0; i < r->n; i++) {
         int fds[3] = {r->w[i].sp.out_fd, r->w[i].sp.err_fd,
                       r->w[i].sp.status_fd};
@@ -322,7 +367,7 @@ check_timers(run *r)
 static void
 loop(run *r)
 {
-    int cap = 1 + 3 * r->n;
+    int cap = 2 + 3 * r->n;
     struct pollfd *p = calloc(cap, sizeof(*p));
     int *idx = calloc(cap, sizeof(*idx));
 
@@ -337,8 +382,10 @@ loop(run *r)
         for (int j = 0; j < m; j++) {
             if (!p[j].revents)
                 continue;
-            if (idx[j] < 0)
+            if (idx[j] == -1)
                 on_signals(r);
+            else if (idx[j] == -2)
+                on_events(r);
             else if (idx[j] % 4 == 2)
                 on_status_fd(r, idx[j] / 4);
             else
@@ -403,6 +450,13 @@ report_failure(const run *r)
 static int
 exit_code(const run *r)
 {
+    if (r->aborted[0] && r->failed_rank < 0) {
+        fprintf(stderr, "hvdrun: job stopped: %s\n", r->aborted);
+        if (r->stopped > 0)
+            fprintf(stderr, "hvdrun: stopped %d rank%s still running\n",
+                    r->stopped, r->stopped == 1 ? "" : "s");
+        return HVD_EXIT_RENDEZVOUS;
+    }
     if (r->failed_rank >= 0) {
         report_failure(r);
         return wait_code(r->w[r->failed_rank].status);
@@ -435,8 +489,11 @@ release(run *r)
 int
 local_job_run(const local_job_spec *spec)
 {
-    run r = {
-        .spec = spec, .n = spec->plan->size, .sigfd = -1, .failed_rank = -1};
+    run r = {.spec = spec,
+             .n = spec->plan->size,
+             .sigfd = -1,
+             .failed_rank = -1,
+             .events_fd = spec->events_fd};
     int code;
 
     out_sink_init(&r.sinks[0], STDOUT_FILENO);

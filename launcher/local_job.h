@@ -17,6 +17,7 @@ typedef struct local_job_spec {
     const char *output_dir; /* --output-filename, or NULL */
     int timestamps;
     int verbose;
+    int events_fd; /* hvdd's "abort REASON" lines; EOF if it dies; or -1 */
 } local_job_spec;
 
 /* Runs the job; returns hvdrun's exit code. Never returns before every

@@ -7,6 +7,7 @@
 #include "exit_codes.h"
 #include "local_host.h"
 #include "local_job.h"
+#include "rendezvous.h"
 #include "settings.h"
 #include "worker_env.h"
 
@@ -79,8 +80,37 @@ dry_run(settings *s, const envlist *base, const job_net *net)
 }
 
 static int
-run(settings *s, const envlist *base, const job_net *net)
+start_rendezvous(settings *s, rendezvous *rv, job_net *net)
 {
+    rendezvous_opts o = {
+        .listen_addr = cfg_job_get(&s->job, CFG_OPT_RENDEZVOUS_ADDR),
+        .listen_port = (int)cfg_job_long(&s->job, CFG_OPT_RENDEZVOUS_PORT, 0),
+        .heartbeat_timeout =
+            cfg_job_double(&s->job, CFG_OPT_HEARTBEAT_TIMEOUT, 0),
+        .iface = net->iface,
+        .master_addr = net->master_addr,
+        .master_port = net->master_port,
+        .verbose = cfg_job_flag(&s->job, CFG_OPT_VERBOSE),
+    };
+    char err[600];
+
+    if (rendezvous_start(rv, &s->hosts, &s->plan, &o, err, sizeof(err))) {
+        fprintf(stderr, "hvdrun: %s\n", err);
+        return HVD_EXIT_RENDEZVOUS;
+    }
+    net->rendezvous_addr = rv->addr;
+    net->rendezvous_port = rv->port;
+    net->token = rv->token;
+    if (o.verbose)
+        fprintf(stderr, "hvdrun: network: interface %s, MASTER_ADDR %s:%d\n",
+                net->iface, net->master_addr, net->master_port);
+    return 0;
+}
+
+static int
+run(settings *s, const envlist *base, job_net *net)
+{
+    rendezvous rv;
     envlist *envs = calloc(s->plan.size, sizeof(*envs));
     char **envp[s->plan.size > 0 ? s->plan.size : 1];
     local_job_spec spec = {
@@ -96,6 +126,12 @@ run(settings *s, const envlist *base, const job_net *net)
     };
     int code = HVD_EXIT_LAUNCH, i;
 
+    if (envs == NULL || (code = start_rendezvous(s, &rv, net)) != 0) {
+        free(envs);
+        return envs ? code : HVD_EXIT_LAUNCH;
+    }
+    spec.events_fd = rv.events_fd;
+    code = HVD_EXIT_LAUNCH;
     for (i = 0; envs && i < s->plan.size; i++) {
         if (worker_env_rank(&envs[i], base, &s->plan, &s->hosts, i, net))
             break;
@@ -108,6 +144,7 @@ run(settings *s, const envlist *base, const job_net *net)
     for (i = 0; envs && i < s->plan.size; i++)
         envlist_free(&envs[i]);
     free(envs);
+    rendezvous_stop(&rv);
     return code;
 }
 
@@ -117,7 +154,7 @@ main(int argc, char **argv)
     settings s;
     envlist base = {0};
     const char *missing;
-    job_net net = {"127.0.0.1", 0, "lo"};
+    job_net net = {"127.0.0.1", 0, "lo", NULL, 0, NULL};
     int done, code;
 
     if ((code = settings_load(argc, argv, &s, &done)) != 0 || done)

@@ -1,5 +1,7 @@
 #include "worker_env.h"
 
+#include "token.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +16,9 @@ worker_env_dropped(const char *entry)
     if (strncmp(entry, "BASH_FUNC_", 10) == 0)
         return 1;
     if (n == 6 && strncmp(entry, "OLDPWD", 6) == 0)
+        return 1;
+    /* A token from an outer job must not leak into this one. */
+    if (n == strlen(HVDD_TOKEN_ENV) && strncmp(entry, HVDD_TOKEN_ENV, n) == 0)
         return 1;
     /* Each host picks its own devices; the launch host's choice would pin
      * every worker to the same GPU. */
@@ -92,5 +97,12 @@ worker_env_rank(envlist *out, const envlist *base, const cfg_plan *plan,
     r |= envlist_set(out, "MASTER_ADDR", net->master_addr);
     r |= set_int(out, "MASTER_PORT", net->master_port);
     r |= envlist_set(out, "PYTHONUNBUFFERED", "1");
+    if (net->rendezvous_port > 0) {
+        r |= envlist_set(out, "HOROVOD_GLOO_RENDEZVOUS_ADDR",
+                         net->rendezvous_addr);
+        r |= set_int(out, "HOROVOD_GLOO_RENDEZVOUS_PORT", net->rendezvous_port);
+    }
+    if (net->token)
+        r |= envlist_set(out, HVDD_TOKEN_ENV, net->token);
     return r ? -1 : 0;
 }

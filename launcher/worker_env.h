@@ -9,9 +9,12 @@
 
 /* Where the job's processes meet. */
 typedef struct job_net {
-    const char *master_addr; /* rank 0's host on the chosen network */
-    int master_port;         /* a port free on that host */
-    const char *iface;       /* HOROVOD_GLOO_IFACE / NCCL_SOCKET_IFNAME */
+    const char *master_addr;     /* rank 0's host on the chosen network */
+    int master_port;             /* a port free on that host */
+    const char *iface;           /* HOROVOD_GLOO_IFACE / NCCL_SOCKET_IFNAME */
+    const char *rendezvous_addr; /* hvdd, for Gloo and libcollective */
+    int rendezvous_port;         /* 0: no rendezvous variables */
+    const char *token;           /* the job token, or NULL */
 } job_net;
 
 /* The part every rank shares: the launcher's environment less what must

@@ -1,0 +1,226 @@
+#include "rendezvous.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <poll.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+/* hvdd beside this hvdrun (build tree and install alike), else PATH. */
+static void
+hvdd_path(char *out, size_t size)
+{
+    char self[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+
+    if (n > 0) {
+        self[n] = '\0';
+        snprintf(out, size, "%s/hvdd", dirname(self));
+        if (access(out, X_OK) == 0)
+            return;
+    }
+    snprintf(out, size, "hvdd");
+}
+
+static int
+bind_socket(rendezvous *rv, const rendezvous_opts *o, char *err, size_t n)
+{
+    struct sockaddr_in a = {.sin_family = AF_INET};
+    socklen_t len = sizeof(a);
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), one = 1;
+    const char *addr = o->listen_addr ? o->listen_addr : "0.0.0.0";
+
+    if (fd < 0 || inet_pton(AF_INET, addr, &a.sin_addr) != 1) {
+        snprintf(err, n, "bad rendezvous address '%s' (an IPv4 address)", addr);
+        goto fail;
+    }
+    a.sin_port = htons((uint16_t)o->listen_port);
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    if (bind(fd, (struct sockaddr *)&a, sizeof(a)) != 0 ||
+        listen(fd, 4096) != 0 ||
+        getsockname(fd, (struct sockaddr *)&a, &len) != 0) {
+        snprintf(err, n, "cannot listen on %s:%d: %s", addr, o->listen_port,
+                 strerror(errno));
+        goto fail;
+    }
+    rv->port = ntohs(a.sin_port);
+    /* Local workers reach an all-addresses listener over loopback. */
+    snprintf(rv->addr, sizeof(rv->addr), "%s",
+             strcmp(addr, "0.0.0.0") == 0 ? "127.0.0.1" : addr);
+    return fd;
+fail:
+    if (fd >= 0)
+        close(fd);
+    return -1;
+}
+
+/* "a:2,[fe80::1]:4": the hosts that got ranks, with their rank counts. */
+static char *
+hosts_arg(const cfg_hostlist *hosts, const cfg_plan *plan)
+{
+    size_t cap = 64, used = 0;
+    char *s = malloc(cap);
+
+    for (int h = 0; s && h < plan->nhosts; h++) {
+        const char *name = hosts->hosts[h].name;
+        int n = plan->slots[cfg_plan_first_rank(plan, h)].local_size;
+        size_t need = strlen(name) + 16;
+        if (used + need > cap) {
+            char *t = realloc(s, cap = (used + need) * 2);
+            if (t == NULL) {
+                free(s);
+                return NULL;
+            }
+            s = t;
+        }
+        used += snprintf(s + used, cap - used,
+                         strchr(name, ':') ? "%s[%s]:%d" : "%s%s:%d",
+                         h ? "," : "", name, n);
+    }
+    return s;
+}
+
+static void
+exec_hvdd(const char *path, char **argv, int listen_fd, int in, int out)
+{
+    sigset_t none;
+
+    setpgid(0, 0); /* the terminal's Ctrl-C is hvdrun's to handle */
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    if (dup2(in, 0) < 0 || dup2(out, 1) < 0)
+        _exit(127);
+    /* dup2 onto itself keeps close-on-exec: clear it by hand then. */
+    if (listen_fd == 3 ? fcntl(3, F_SETFD, 0) < 0 : dup2(listen_fd, 3) < 0)
+        _exit(127);
+    execvp(path, argv);
+    fprintf(stderr, "hvdrun: cannot run '%s': %s\n", path, strerror(errno));
+    _exit(127);
+}
+
+int
+rendezvous_start(rendezvous *rv, const cfg_hostlist *hosts,
+                 const cfg_plan *plan, const rendezvous_opts *o, char *err,
+                 size_t errlen)
+{
+    char path[PATH_MAX], size[16], mport[16], hb[32];
+    char *spec = hosts_arg(hosts, plan);
+    int in[2] = {-1, -1}, out[2] = {-1, -1}, fd = -1, r = -1;
+
+    memset(rv, 0, sizeof(*rv));
+    rv->lifeline_fd = rv->events_fd = -1;
+    if (spec == NULL || hvdd_token_new(rv->token) != 0) {
+        snprintf(err, errlen, "cannot make the job token: %s", strerror(errno));
+        goto out;
+    }
+    if ((fd = bind_socket(rv, o, err, errlen)) < 0)
+        goto out;
+    if (pipe2(in, O_CLOEXEC) != 0 || pipe2(out, O_CLOEXEC) != 0) {
+        snprintf(err, errlen, "cannot start hvdd: %s", strerror(errno));
+        goto out;
+    }
+    hvdd_path(path, sizeof(path));
+    snprintf(size, sizeof(size), "%d", plan->size);
+    snprintf(mport, sizeof(mport), "%d", o->master_port);
+    snprintf(hb, sizeof(hb), "%g", o->heartbeat_timeout);
+    char *argv[] = {"hvdd",
+                    "--listen-fd",
+                    "3",
+                    "--size",
+                    size,
+                    "--hosts",
+                    spec,
+                    "--token-stdin",
+                    "--iface",
+                    (char *)o->iface,
+                    "--master-addr",
+                    (char *)o->master_addr,
+                    "--master-port",
+                    mport,
+                    "--heartbeat-timeout",
+                    hb,
+                    NULL};
+    if ((rv->pid = fork()) < 0) {
+        snprintf(err, errlen, "cannot start hvdd: %s", strerror(errno));
+        goto out;
+    }
+    if (rv->pid == 0)
+        exec_hvdd(path, argv, fd, in[0], out[1]);
+    setpgid(rv->pid, rv->pid);
+    rv->lifeline_fd = in[1];
+    rv->events_fd = out[0];
+    in[1] = out[0] = -1;
+    if (write(rv->lifeline_fd, rv->token, HVDD_TOKEN_LEN) != HVDD_TOKEN_LEN ||
+        write(rv->lifeline_fd, "\n", 1) != 1) {
+        snprintf(err, errlen, "hvdd did not start");
+        goto out;
+    }
+    if (o->verbose)
+        fprintf(stderr,
+                "hvdrun: rendezvous: hvdd (pid %d, %s) on %s:%d, job token "
+                "set (not shown)\n",
+                (int)rv->pid, path, rv->addr, rv->port);
+    r = 0;
+out:
+    for (int i = 0; i < 2; i++) {
+        if (in[i] >= 0)
+            close(in[i]);
+        if (out[i] >= 0)
+            close(out[i]);
+    }
+    if (fd >= 0)
+        close(fd);
+    free(spec);
+    if (r != 0)
+        rendezvous_stop(rv);
+    return r;
+}
+
+/* Waits up to ms for hvdd's stdout to close, which it does as it exits. */
+static void
+wait_events_eof(int fd, int ms)
+{
+    struct pollfd p = {fd, POLLIN, 0};
+    char buf[512];
+
+    while (fd >= 0 && poll(&p, 1, ms) > 0 && read(fd, buf, sizeof(buf)) > 0)
+        ;
+}
+
+void
+rendezvous_stop(rendezvous *rv)
+{
+    int status;
+
+    if (rv->lifeline_fd >= 0)
+        close(rv->lifeline_fd);
+    wait_events_eof(rv->events_fd, 2000);
+    if (rv->events_fd >= 0)
+        close(rv->events_fd);
+    rv->lifeline_fd = rv->events_fd = -1;
+    if (rv->pid > 0 && waitpid(rv->pid, &status, WNOHANG) == 0) {
+        struct timespec ts = {0, 20 * 1000 * 1000};
+        nanosleep(&ts, NULL); /* stdout closed: exit is a moment away */
+        if (waitpid(rv->pid, &status, WNOHANG) != 0)
+            rv->pid = 0;
+    } else {
+        rv->pid = 0;
+    }
+    if (rv->pid > 0) {
+        kill(rv->pid, SIGKILL);
+        waitpid(rv->pid, &status, 0);
+        rv->pid = 0;
+    }
+    memset(rv->token, 0, sizeof(rv->token));
+}
