@@ -38,8 +38,9 @@ kv_name_ok(const char *s, size_t max)
 {
     size_t n = 0;
 
+    /* max counts the NUL, as the buffers that hold names do */
     for (; s[n]; n++)
-        if (s[n] < 0x21 || s[n] > 0x7e || s[n] == '/' || n >= max)
+        if (s[n] < 0x21 || s[n] > 0x7e || s[n] == '/' || n + 1 >= max)
             return 0;
     return n > 0;
 }
@@ -86,7 +87,9 @@ kv_put(kvstore *kv, const char *scope, const char *key, const void *data,
         return KV_EBADNAME;
     if (len > KV_MAX_VALUE)
         return KV_ETOOBIG;
-    if (kv->nkeys >= KV_MAX_KEYS || kv->nbytes + len > KV_MAX_BYTES)
+    old = (kv_value *)kv_get(kv, scope, key);
+    if ((old == NULL && kv->nkeys >= KV_MAX_KEYS) ||
+        kv->nbytes - (old ? old->len : 0) + len > KV_MAX_BYTES)
         return KV_EFULL;
     if ((s = scope_get(kv, scope, 1)) == NULL ||
         (v = malloc(sizeof(*v) + len)) == NULL)

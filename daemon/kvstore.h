@@ -10,8 +10,8 @@
 
 #include "hmap.h"
 
-#define KV_MAX_SCOPE 128          /* bytes of a scope name */
-#define KV_MAX_KEY 512            /* bytes of a key */
+#define KV_MAX_SCOPE 128          /* bytes of a scope name, with its NUL */
+#define KV_MAX_KEY 512            /* bytes of a key, with its NUL */
 #define KV_MAX_VALUE (1 << 20)    /* bytes of one value */
 #define KV_MAX_KEYS 262144        /* keys in the whole store */
 #define KV_MAX_BYTES (256u << 20) /* bytes of all values together */

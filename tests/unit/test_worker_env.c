@@ -8,7 +8,7 @@ START_TEST(identity_variables)
     cfg_hostlist l;
     cfg_plan p;
     envlist base = {0}, env = {0};
-    job_net net = {"10.0.0.1", 29500, "eth0"};
+    job_net net = {"10.0.0.1", 29500, "eth0", "10.0.0.9", 4321, "t0k"};
 
     cfg_hostlist_init(&l);
     ck_assert_int_eq(cfg_hostspec_parse("worker-0:1,worker-1:2", &l, NULL), 0);
@@ -29,6 +29,10 @@ START_TEST(identity_variables)
     ck_assert_str_eq(envlist_get(&env, "MASTER_PORT"), "29500");
     ck_assert_str_eq(envlist_get(&env, "NCCL_SOCKET_IFNAME"), "eth0");
     ck_assert_str_eq(envlist_get(&env, "PYTHONUNBUFFERED"), "1");
+    ck_assert_str_eq(envlist_get(&env, "HOROVOD_GLOO_RENDEZVOUS_ADDR"),
+                     "10.0.0.9");
+    ck_assert_str_eq(envlist_get(&env, "HOROVOD_GLOO_RENDEZVOUS_PORT"), "4321");
+    ck_assert_str_eq(envlist_get(&env, "HVDD_TOKEN"), "t0k");
     envlist_free(&env);
     envlist_free(&base);
     cfg_plan_release(&p);
@@ -44,6 +48,7 @@ START_TEST(dropped_variables)
     ck_assert(worker_env_dropped("NV_CUDA_VISIBLE_DEVICES=0"));
     ck_assert(!worker_env_dropped("PATH=/bin"));
     ck_assert(!worker_env_dropped("OLDPWDX=1"));
+    ck_assert(worker_env_dropped("HVDD_TOKEN=abc"));
 }
 END_TEST
 

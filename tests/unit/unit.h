@@ -3,6 +3,7 @@
 #define HVD_UNIT_H
 
 #include <check.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #define UNIT_MAIN(make_suite)                                                  \

@@ -1,0 +1,254 @@
+#include "nic.h"
+
+#include "cfg_util.h"
+
+#include <arpa/inet.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* An address as 16 bytes (IPv4 mapped), for masking and comparing. */
+static int
+parse(const char *addr, unsigned char out[16], int *v4)
+{
+    struct in_addr a4;
+
+    memset(out, 0, 16);
+    if (inet_pton(AF_INET, addr, &a4) == 1) {
+        out[10] = out[11] = 0xff;
+        memcpy(out + 12, &a4, 4);
+        *v4 = 1;
+        return 0;
+    }
+    *v4 = 0;
+    return inet_pton(AF_INET6, addr, out) == 1 ? 0 : -1;
+}
+
+static void
+mask(unsigned char a[16], int bits)
+{
+    for (int i = 0; i < 16; i++) {
+        int keep = bits - i * 8;
+        a[i] &= keep >= 8 ? 0xff : keep <= 0 ? 0 : (0xff << (8 - keep)) & 0xff;
+    }
+}
+
+int
+nic_network(const char *addr, int prefix, char *out, size_t size)
+{
+    unsigned char a[16];
+    char text[INET6_ADDRSTRLEN];
+    int v4;
+
+    if (parse(addr, a, &v4) != 0 || prefix < 0 || prefix > (v4 ? 32 : 128))
+        return -1;
+    mask(a, v4 ? prefix + 96 : prefix);
+    inet_ntop(v4 ? AF_INET : AF_INET6, v4 ? a + 12 : a, text, sizeof(text));
+    snprintf(out, size, "%s/%d", text, prefix);
+    return 0;
+}
+
+int
+nic_candidate(const char *addr)
+{
+    unsigned char a[16];
+    int v4;
+
+    if (parse(addr, a, &v4) != 0)
+        return 0;
+    if (v4)
+        return a[12] != 127 && !(a[12] == 169 && a[13] == 254);
+    if (memcmp(a, "\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\1", 16) == 0)
+        return 0;
+    return !(a[0] == 0xfe && (a[1] & 0xc0) == 0x80);
+}
+
+/* 1 when addr lies inside cidr ("10.1.0.0/16"). */
+static int
+in_cidr(const char *addr, const char *cidr)
+{
+    char net[64];
+    const char *slash = strchr(cidr, '/');
+    unsigned char a[16], n[16];
+    int v4a, v4n;
+    long bits;
+
+    if (slash == NULL || (size_t)(slash - cidr) >= sizeof(net))
+        return 0;
+    snprintf(net, sizeof(net), "%.*s", (int)(slash - cidr), cidr);
+    if (cfg_parse_long(slash + 1, 0, 128, &bits) != 0 || parse(addr, a, &v4a) ||
+        parse(net, n, &v4n) || v4a != v4n || (v4a && bits > 32))
+        return 0;
+    mask(a, (int)(v4a ? bits + 96 : bits));
+    mask(n, (int)(v4n ? bits + 96 : bits));
+    return memcmp(a, n, 16) == 0;
+}
+
+/* The address host h has in `network`, or -1. */
+static int
+addr_in(const nic_host *h, const char *network)
+{
+    char net[80];
+
+    for (int i = 0; i < h->naddrs; i++)
+        if (nic_candidate(h->addrs[i].addr) &&
+            nic_network(h->addrs[i].addr, h->addrs[i].prefix, net,
+                        sizeof(net)) == 0 &&
+            strcmp(net, network) == 0)
+            return i;
+    return -1;
+}
+
+/* What host `from` got back when it probed addr; NULL: never probed. */
+static const char *
+probe_answer(const nic_probe *p, int n, int from, const char *addr)
+{
+    for (int i = 0; i < n; i++)
+        if (p[i].from == from && strcmp(p[i].addr, addr) == 0)
+            return p[i].answer_id;
+    return NULL;
+}
+
+/* 1 when every host has an address in network and every probe around the
+ * ring reached the right host there. */
+static int
+usable(const nic_host *h, int n, const nic_probe *p, int np,
+       const char *network)
+{
+    for (int i = 0; i < n; i++) {
+        const nic_host *next = &h[(i + 1) % n];
+        int a = addr_in(&h[i], network), b = addr_in(next, network);
+        const char *got;
+        if (a < 0 || b < 0)
+            return 0;
+        got = probe_answer(p, np, i, next->addrs[b].addr);
+        if (got == NULL || strcmp(got, next->id) != 0)
+            return 0;
+    }
+    return 1;
+}
+
+/* Which --network-interface entry the network satisfies on every host:
+ * the worst (largest) index over hosts; -1 when some host matches none.
+ * Without entries every network scores 0. */
+static int
+wanted_score(const nic_host *h, int n, const char *network,
+             const char *const *wanted)
+{
+    int worst = 0;
+
+    if (wanted == NULL || wanted[0] == NULL)
+        return 0;
+    for (int i = 0; i < n; i++) {
+        const nic_addr *a = &h[i].addrs[addr_in(&h[i], network)];
+        int k = 0;
+        for (; wanted[k]; k++)
+            if (strchr(wanted[k], '/') ? in_cidr(a->addr, wanted[k])
+                                       : strcmp(a->iface, wanted[k]) == 0)
+                break;
+        if (wanted[k] == NULL)
+            return -1;
+        if (k > worst)
+            worst = k;
+    }
+    return worst;
+}
+
+/* Lower is better: wanted order, then the control network, then name. */
+static int
+better(int score, int control, const char *net, int best_score,
+       int best_control, const char *best)
+{
+    if (best == NULL)
+        return 1;
+    if (score != best_score)
+        return score < best_score;
+    if (control != best_control)
+        return control > best_control;
+    return strcmp(net, best) < 0;
+}
+
+static void
+explain(const nic_host *h, int n, const nic_probe *p, int np, char *err,
+        size_t size)
+{
+    size_t used = snprintf(err, size,
+                           "no network reaches every one of the %d hosts "
+                           "with the right host answering:",
+                           n);
+
+    for (int i = 0; i < n && used < size; i++) {
+        const nic_host *next = &h[(i + 1) % n];
+        used += snprintf(err + used, size - used, " host '%s' [", h[i].id);
+        for (int k = 0; k < h[i].naddrs && used < size; k++) {
+            const nic_addr *a = &h[i].addrs[k];
+            char net[80];
+            const char *got = NULL;
+            int b = -1;
+            if (!nic_candidate(a->addr) ||
+                nic_network(a->addr, a->prefix, net, sizeof(net)) != 0)
+                continue;
+            if ((b = addr_in(next, net)) >= 0)
+                got = probe_answer(p, np, i, next->addrs[b].addr);
+            used += snprintf(err + used, size - used, "%s %s/%d: %s%s%s%s",
+                             a->iface, a->addr, a->prefix,
+                             b < 0         ? "next host has no address there"
+                             : got == NULL ? "not probed"
+                             : got[0] == 0 ? "no answer from "
+                             : strcmp(got, next->id)
+                                 ? "answered by the wrong host for "
+                                 : "ok to ",
+                             b < 0 || got == NULL ? "" : "'",
+                             b < 0 || got == NULL ? "" : next->id,
+                             b < 0 || got == NULL ? "; " : "'; ");
+        }
+        used += snprintf(err + used, size - used, "]");
+    }
+}
+
+int
+nic_choose(const nic_host *hosts, int nhosts, const nic_probe *probes,
+           int nprobes, const char *const *wanted, const char *control_network,
+           char network[80], nic_pick *picks, char *err, size_t errlen)
+{
+    const char *best = NULL;
+    char nets[NIC_MAX_ADDRS][80];
+    int best_score = 0, best_control = 0;
+
+    if (nhosts < 1) {
+        snprintf(err, errlen, "no hosts to choose a network for");
+        return -1;
+    }
+    if (nhosts == 1) { /* everything on one host: loopback */
+        snprintf(network, 80, "loopback");
+        snprintf(picks[0].iface, sizeof(picks[0].iface), "lo");
+        snprintf(picks[0].addr, sizeof(picks[0].addr), "127.0.0.1");
+        return 0;
+    }
+    for (int k = 0; k < hosts[0].naddrs; k++) {
+        const nic_addr *a = &hosts[0].addrs[k];
+        int score, control;
+        if (!nic_candidate(a->addr) ||
+            nic_network(a->addr, a->prefix, nets[k], sizeof(nets[k])) != 0 ||
+            !usable(hosts, nhosts, probes, nprobes, nets[k]) ||
+            (score = wanted_score(hosts, nhosts, nets[k], wanted)) < 0)
+            continue;
+        control = control_network && strcmp(control_network, nets[k]) == 0;
+        if (better(score, control, nets[k], best_score, best_control, best)) {
+            best = nets[k];
+            best_score = score;
+            best_control = control;
+        }
+    }
+    if (best == NULL) {
+        explain(hosts, nhosts, probes, nprobes, err, errlen);
+        return -1;
+    }
+    snprintf(network, 80, "%s", best);
+    for (int i = 0; i < nhosts; i++) {
+        const nic_addr *a = &hosts[i].addrs[addr_in(&hosts[i], best)];
+        snprintf(picks[i].iface, sizeof(picks[i].iface), "%s", a->iface);
+        snprintf(picks[i].addr, sizeof(picks[i].addr), "%s", a->addr);
+    }
+    return 0;
+}

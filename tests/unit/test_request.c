@@ -1,0 +1,277 @@
+#include <stdlib.h>
+#include <string.h>
+
+#include "request.h"
+#include "unit.h"
+
+#define TOKEN "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+#define AUTH "Bearer " TOKEN
+
+static hvdd_state st;
+static hvdd_response rs;
+static int conn_state;
+
+static void
+start(int size, const char *hosts)
+{
+    char err[256];
+    ck_assert_int_eq(hvdd_state_init(&st, size, hosts, TOKEN, err, sizeof(err)),
+                     0);
+}
+
+static void
+teardown(void)
+{
+    free(rs.body);
+    hvdd_state_release(&st);
+}
+
+/* Sends one request; the response is in rs. */
+static int
+call(const char *method, const char *path, const char *auth, const char *body,
+     const char *wait, int allowed, int deadline_passed)
+{
+    hvdd_request rq = {method,      path,
+                       wait,        auth,
+                       body,        body ? strlen(body) : 0,
+                       allowed,     deadline_passed,
+                       &conn_state, 100.0};
+    free(rs.body);
+    memset(&rs, 0, sizeof(rs));
+    hvdd_handle(&st, &rq, &rs);
+    return rs.status;
+}
+
+static int
+body_has(const char *s)
+{
+    return rs.body && memmem(rs.body, rs.len, s, strlen(s)) != NULL;
+}
+
+START_TEST(control_needs_the_token)
+{
+    start(2, "a:2");
+    ck_assert_int_eq(call("GET", "/v1/status", NULL, NULL, NULL, 1, 0), 401);
+    ck_assert_int_eq(call("POST", "/v1/abort", "Bearer nope",
+                          "{\"reason\":\"x\"}", NULL, 1, 0),
+                     401);
+    ck_assert_int_eq(call("POST", "/v1/abort", "Bearer " TOKEN "0",
+                          "{\"reason\":\"x\"}", NULL, 1, 0),
+                     401);
+    ck_assert_int_eq(st.job.aborted, 0); /* nothing changed */
+    ck_assert_int_eq(call("GET", "/v1/status", AUTH, NULL, NULL, 0, 0), 200);
+    ck_assert(body_has("\"size\":2"));
+}
+END_TEST
+
+START_TEST(store_only_for_the_jobs_addresses)
+{
+    start(1, NULL);
+    ck_assert_int_eq(call("PUT", "/global/k", NULL, "v", NULL, 0, 0), 403);
+    ck_assert_int_eq(call("PUT", "/global/k", NULL, "v", NULL, 1, 0), 200);
+    ck_assert_str_eq(rs.notify, "kv/global/k");
+    ck_assert_int_eq(call("GET", "/global/k", NULL, NULL, NULL, 1, 0), 200);
+    ck_assert_uint_eq(rs.len, 1);
+    ck_assert_int_eq(rs.body[0], 'v');
+}
+END_TEST
+
+START_TEST(horovod_protocol)
+{
+    start(2, "a:1,b:1");
+    ck_assert_int_eq(call("GET", "/global/rank_0", NULL, NULL, NULL, 1, 0),
+                     404);
+    ck_assert_int_eq(call("PUT", "/global/rank_0", NULL, "addr0", NULL, 1, 0),
+                     200);
+    ck_assert_int_eq(call("PUT", "/local_a/rank_0", NULL, "l", NULL, 1, 0),
+                     200);
+    ck_assert_int_eq(call("DELETE", "/global/0", NULL, NULL, NULL, 1, 0), 200);
+    ck_assert_int_eq(call("GET", "/global/rank_0", NULL, NULL, NULL, 1, 0),
+                     200);
+    ck_assert_int_eq(call("DELETE", "/global/1", NULL, NULL, NULL, 1, 0), 200);
+    ck_assert(body_has("scope cleared"));
+    ck_assert_int_eq(call("GET", "/global/rank_0", NULL, NULL, NULL, 1, 0),
+                     404);
+    /* local_a has one member: its DELETE clears it */
+    ck_assert_int_eq(call("DELETE", "/local_a/0", NULL, NULL, NULL, 1, 0), 200);
+    ck_assert_int_eq(call("GET", "/local_a/rank_0", NULL, NULL, NULL, 1, 0),
+                     404);
+}
+END_TEST
+
+START_TEST(bad_requests)
+{
+    start(1, NULL);
+    ck_assert_int_eq(call("GET", "/global", NULL, NULL, NULL, 1, 0), 400);
+    ck_assert_int_eq(call("GET", "/a/b/c", NULL, NULL, NULL, 1, 0), 400);
+    ck_assert_int_eq(call("GET", "//k", NULL, NULL, NULL, 1, 0), 400);
+    ck_assert_int_eq(call("POST", "/global/k", NULL, "v", NULL, 1, 0), 405);
+    ck_assert_int_eq(call("GET", "/global/k", NULL, NULL, "soon", 1, 0), 400);
+    ck_assert_int_eq(call("GET", "/v1/nothing", AUTH, NULL, NULL, 1, 0), 404);
+    ck_assert_int_eq(call("POST", "/v1/register", AUTH, "[1]", NULL, 1, 0),
+                     400);
+    ck_assert_int_eq(call("POST", "/v1/register", AUTH, "{", NULL, 1, 0), 400);
+    ck_assert_int_eq(
+        call("POST", "/v1/register", AUTH, "{\"host\":3}", NULL, 1, 0), 400);
+    ck_assert_int_eq(call("POST", "/v1/abort", AUTH, "{}", NULL, 1, 0), 400);
+}
+END_TEST
+
+START_TEST(oversized_body_refused)
+{
+    hvdd_request rq = {"PUT", "/global/k", NULL, NULL, "", HVDD_MAX_BODY + 1, 1,
+                       0,     &conn_state, 0};
+    start(1, NULL);
+    hvdd_handle(&st, &rq, &rs);
+    ck_assert_int_eq(rs.status, 413);
+    ck_assert_uint_eq(st.kv.nkeys, 0);
+}
+END_TEST
+
+START_TEST(long_poll_waits_then_answers)
+{
+    start(1, NULL);
+    ck_assert_int_eq(call("GET", "/global/k", NULL, NULL, "500", 1, 0), 0);
+    ck_assert_int_eq(rs.wait_ms, 500);
+    ck_assert_str_eq(rs.wait_event, "kv/global/k");
+    /* the wait passed without a PUT */
+    ck_assert_int_eq(call("GET", "/global/k", NULL, NULL, "500", 1, 1), 404);
+}
+END_TEST
+
+START_TEST(planned_registration)
+{
+    start(3, "a:1,b:2");
+    ck_assert_int_eq(call("POST", "/v1/register", AUTH,
+                          "{\"host\":\"b\",\"pid\":7,\"rank\":2}", NULL, 1, 0),
+                     200);
+    ck_assert(body_has("\"rank\":2"));
+    ck_assert(body_has("\"local_rank\":1"));
+    ck_assert(body_has("\"cross_size\":1"));
+    ck_assert_int_eq(call("POST", "/v1/register", AUTH,
+                          "{\"host\":\"a\",\"pid\":8,\"rank\":1}", NULL, 1, 0),
+                     409);
+    ck_assert(body_has("rank 1 belongs to host 'b', not 'a'"));
+    ck_assert_int_eq(call("POST", "/v1/register", AUTH,
+                          "{\"host\":\"b\",\"pid\":9}", NULL, 1, 0),
+                     200);
+    ck_assert(body_has("\"rank\":1"));
+    ck_assert_int_eq(call("POST", "/v1/register", AUTH,
+                          "{\"host\":\"b\",\"pid\":10}", NULL, 1, 0),
+                     409);
+    ck_assert(body_has("host 'b' has no free rank"));
+}
+END_TEST
+
+START_TEST(standalone_registration_waits_for_everyone)
+{
+    int first;
+
+    start(3, NULL);
+    ck_assert_int_eq(call("POST", "/v1/register", AUTH,
+                          "{\"host\":\"y\",\"pid\":1}", NULL, 1, 0),
+                     0);
+    ck_assert_str_eq(rs.wait_event, "register");
+    first = conn_state;
+    conn_state = -1;
+    ck_assert_int_eq(call("POST", "/v1/register", AUTH,
+                          "{\"host\":\"x\",\"pid\":2}", NULL, 1, 0),
+                     0);
+    conn_state = -1;
+    ck_assert_int_eq(call("POST", "/v1/register", AUTH,
+                          "{\"host\":\"y\",\"pid\":3}", NULL, 1, 0),
+                     200);
+    ck_assert_str_eq(rs.notify, "register");
+    /* hosts in order of first arrival, ranks contiguous per host */
+    ck_assert(body_has("\"rank\":1"));
+    ck_assert(body_has("\"local_rank\":1"));
+    conn_state = first; /* the first waiter asks again */
+    ck_assert_int_eq(call("POST", "/v1/register", AUTH,
+                          "{\"host\":\"y\",\"pid\":1}", NULL, 1, 0),
+                     200);
+    ck_assert(body_has("\"rank\":0"));
+    ck_assert(body_has("\"local_size\":2"));
+}
+END_TEST
+
+START_TEST(barrier_and_heartbeats)
+{
+    int r0;
+
+    start(2, "a:2");
+    for (int r = 0; r < 2; r++) {
+        char b[64];
+        conn_state = -1;
+        snprintf(b, sizeof(b), "{\"host\":\"a\",\"pid\":%d,\"rank\":%d}", r, r);
+        ck_assert_int_eq(call("POST", "/v1/register", AUTH, b, NULL, 1, 0),
+                         200);
+    }
+    conn_state = -1;
+    ck_assert_int_eq(call("POST", "/v1/barrier", AUTH,
+                          "{\"name\":\"start\",\"rank\":0}", NULL, 1, 0),
+                     0);
+    r0 = conn_state;
+    conn_state = -1;
+    ck_assert_int_eq(call("POST", "/v1/barrier", AUTH,
+                          "{\"name\":\"start\",\"rank\":1}", NULL, 1, 0),
+                     200);
+    ck_assert_str_eq(rs.notify, "barrier/start");
+    conn_state = r0;
+    ck_assert_int_eq(call("POST", "/v1/barrier", AUTH,
+                          "{\"name\":\"start\",\"rank\":0}", NULL, 1, 0),
+                     200);
+    st.job.heartbeat_timeout = 5;
+    ck_assert_int_eq(
+        call("POST", "/v1/heartbeat", AUTH, "{\"rank\":1}", NULL, 1, 0), 200);
+    ck_assert_int_eq(
+        call("POST", "/v1/heartbeat", AUTH, "{\"rank\":7}", NULL, 1, 0), 409);
+    ck_assert_int_eq(job_check_heartbeats(&st.job, 104.0), 0);
+    ck_assert_int_eq(job_check_heartbeats(&st.job, 106.0), 1);
+    ck_assert_ptr_nonnull(strstr(st.job.abort_reason, "rank 0 on host 'a'"));
+    ck_assert_int_eq(call("GET", "/v1/status", AUTH, NULL, NULL, 1, 0), 200);
+    ck_assert(body_has("\"aborted\":true"));
+    ck_assert(body_has("\"state\":\"lost\""));
+}
+END_TEST
+
+START_TEST(exit_and_abort)
+{
+    start(1, "a:1");
+    ck_assert_int_eq(call("POST", "/v1/register", AUTH,
+                          "{\"host\":\"a\",\"pid\":5}", NULL, 1, 0),
+                     200);
+    ck_assert_int_eq(
+        call("POST", "/v1/exit", AUTH, "{\"rank\":0,\"code\":3}", NULL, 1, 0),
+        200);
+    ck_assert_int_eq(call("POST", "/v1/abort", AUTH,
+                          "{\"reason\":\"operator says stop\"}", NULL, 1, 0),
+                     200);
+    ck_assert_str_eq(rs.notify, "*");
+    ck_assert_int_eq(call("GET", "/v1/status", AUTH, NULL, NULL, 1, 0), 200);
+    ck_assert(body_has("\"exit_code\":3"));
+    ck_assert(body_has("\"abort_reason\":\"operator says stop\""));
+}
+END_TEST
+
+static Suite *
+suite(void)
+{
+    Suite *s = suite_create("request");
+    TCase *tc = tcase_create("api");
+
+    tcase_add_checked_fixture(tc, NULL, teardown);
+    ADD(tc, control_needs_the_token);
+    ADD(tc, store_only_for_the_jobs_addresses);
+    ADD(tc, horovod_protocol);
+    ADD(tc, bad_requests);
+    ADD(tc, oversized_body_refused);
+    ADD(tc, long_poll_waits_then_answers);
+    ADD(tc, planned_registration);
+    ADD(tc, standalone_registration_waits_for_everyone);
+    ADD(tc, barrier_and_heartbeats);
+    ADD(tc, exit_and_abort);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+UNIT_MAIN(suite)
