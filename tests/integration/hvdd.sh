@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# hvdd on loopback: Horovod's key-value protocol, long-poll, the token,
+# limits, abort and heartbeats, standalone and inside hvdrun jobs.
+. "$(dirname "$0")/lib.sh"
+HVDD=${HVDD:?set HVDD to the hvdd binary}
+TOOL=${HVDD_TOOL:?set HVDD_TOOL to the hvdd_tool test client}
+command -v curl >/dev/null || { echo "skip: curl not installed"; exit 77; }
+
+# A standalone hvdd for a 2-rank job on localhost.
+"$HVDD" --foreground --listen 127.0.0.1:0 --size 2 --hosts localhost:2 \
+    --token-file "$TMP/token" >"$TMP/hvdd.out" 2>"$TMP/hvdd.err" &
+HVDD_PID=$!
+trap 'kill $HVDD_PID 2>/dev/null; cleanup' EXIT
+for ((i = 0; i < 50; i++)); do
+    grep -q '^listening' "$TMP/hvdd.out" && break
+    sleep 0.1
+done
+PORT=$(awk '/^listening/ {print $2}' "$TMP/hvdd.out")
+check "hvdd reports its port" [ -n "$PORT" ]
+U=http://127.0.0.1:$PORT
+export HVDD_TOKEN=$(cat "$TMP/token")
+check "token file created, 64 hex digits" grep -qxE '[0-9a-f]{64}' "$TMP/token"
+check "token file is private" [ "$(stat -c %a "$TMP/token")" = 600 ]
+
+code() { curl -s -o "$TMP/body" -w '%{http_code}' "$@"; }
+
+# Horovod's HTTP store: PUT, GET 200/404, DELETE of each rank clears scope
+check "PUT 200" [ "$(code -X PUT --data-binary 'addr-of-0' "$U/global/rank_0")" = 200 ]
+check "GET 200" [ "$(code "$U/global/rank_0")" = 200 ]
+check "GET returns the value" [ "$(cat "$TMP/body")" = addr-of-0 ]
+check "GET missing 404" [ "$(code "$U/global/rank_9")" = 404 ]
+check "DELETE first rank 200" [ "$(code -X DELETE "$U/global/0")" = 200 ]
+check "value kept until every rank is done" [ "$(code "$U/global/rank_0")" = 200 ]
+check "DELETE last rank 200" [ "$(code -X DELETE "$U/global/1")" = 200 ]
+check "scope cleared" [ "$(code "$U/global/rank_0")" = 404 ]
+check "bad path 400" [ "$(code "$U/only-one-part")" = 400 ]
+
+# long-poll: a GET held until the PUT arrives
+start=$(date +%s%N)
+"$TOOL" 127.0.0.1 "$PORT" get global late 10000 >"$TMP/late" &
+WAITER=$!
+sleep 0.3
+curl -s -X PUT --data-binary 'here' "$U/global/late" >/dev/null
+wait $WAITER
+rc=$?
+took=$((($(date +%s%N) - start) / 1000000))
+check "long-poll answered by the PUT ($took ms)" [ $rc -eq 0 -a "$took" -lt 5000 ]
+check "long-poll got the value" [ "$(cat "$TMP/late")" = here ]
+"$TOOL" 127.0.0.1 "$PORT" get global never 300 >/dev/null 2>&1
+check "long-poll times out with 404" [ $? -eq 4 ]
+
+# the control API needs the token; the attempt changes nothing and is logged
+check "status without token 401" [ "$(code "$U/v1/status")" = 401 ]
+check "abort with a wrong token 401" [ "$(code -H "Authorization: Bearer $(printf '%064d' 0)" -d '{"reason":"x"}' "$U/v1/abort")" = 401 ]
+check "status with token 200" [ "$(code -H "Authorization: Bearer $HVDD_TOKEN" "$U/v1/status")" = 200 ]
+check "not aborted by the refused call" grep -q '"aborted":false' "$TMP/body"
+check "refusal logged" grep -q "refused POST /v1/abort: missing or wrong token" "$TMP/hvdd.err"
+
+# the store answers only the job's addresses (127.0.0.1 here)
+check "other address 403" [ "$(code --interface 127.0.0.2 "$U/global/rank_0")" = 403 ]
+
+# limits: an oversized body is refused before it is read
+head -c 3000000 /dev/zero >"$TMP/big"
+check "2.9 MB PUT 413" [ "$(code -X PUT --data-binary @"$TMP/big" "$U/global/big")" = 413 ]
+check "nothing stored" [ "$(code "$U/global/big")" = 404 ]
+check "oversized control body 413" [ "$(code -H "Authorization: Bearer $HVDD_TOKEN" --data-binary @"$TMP/big" "$U/v1/abort")" = 413 ]
+
+# identity through the client library
+"$TOOL" 127.0.0.1 "$PORT" register localhost 1 >"$TMP/id"
+check "register gives the planned identity" [ "$(cat "$TMP/id")" = "1 2 1 2 0 1 lo" ]
+"$TOOL" 127.0.0.1 "$PORT" register otherhost 0 2>"$TMP/err" >/dev/null
+check "register on the wrong host refused" grep -q "rank 0 belongs to host 'localhost', not 'otherhost'" "$TMP/err"
+
+kill -TERM $HVDD_PID
+wait $HVDD_PID
+check "hvdd stops on SIGTERM with 0" [ $? -eq 0 ]
+
+"$HVDD" --size 2 >/dev/null 2>"$TMP/err"
+check "hvdd without a token source: usage error 64" [ $? -eq 64 ]
+"$HVDD" --token-file "$TMP/token" >/dev/null 2>"$TMP/err"
+check "hvdd without --size: 64" [ $? -eq 64 ]
+
+# inside hvdrun: workers meet through hvdd
+hvd -np 2 sh -c 'if [ $HOROVOD_RANK = 0 ]; then "$0" $HOROVOD_GLOO_RENDEZVOUS_ADDR $HOROVOD_GLOO_RENDEZVOUS_PORT put job hello from-0; else "$0" $HOROVOD_GLOO_RENDEZVOUS_ADDR $HOROVOD_GLOO_RENDEZVOUS_PORT get job hello 10000; echo; fi' "$TOOL"
+check "ranks exchange a key through the job's hvdd" grep -qx "\[1\]<stdout>:from-0" "$TMP/out"
+
+# abort stops a running job with its reason
+start=$(date +%s%N)
+hvd -np 3 bash -c "if [ \$HOROVOD_RANK = 0 ]; then sleep 0.3; \"\$0\" \$HOROVOD_GLOO_RENDEZVOUS_ADDR \$HOROVOD_GLOO_RENDEZVOUS_PORT abort 'loss is NaN'; fi; exec -a sleep-$MARK sleep 300" "$TOOL"
+took=$((($(date +%s%N) - start) / 1000000))
+check "abort: exit 70 ($took ms)" [ "$RC" -eq 70 -a "$took" -lt 10000 ]
+check "abort: reason shown" grep -qx "hvdrun: job stopped: loss is NaN" "$TMP/err"
+check "abort: no worker left" wait_gone 3
+
+# a rank whose heartbeats stop is declared dead and the job stopped
+hvd --heartbeat-timeout 1 -np 2 bash -c "\"\$0\" \$HOROVOD_GLOO_RENDEZVOUS_ADDR \$HOROVOD_GLOO_RENDEZVOUS_PORT register localhost \$HOROVOD_RANK >/dev/null; n=100; [ \$HOROVOD_RANK = 1 ] && n=3; \"\$0\" \$HOROVOD_GLOO_RENDEZVOUS_ADDR \$HOROVOD_GLOO_RENDEZVOUS_PORT heartbeat \$HOROVOD_RANK \$n 200; exec -a sleep-$MARK sleep 300" "$TOOL"
+check "heartbeat: exit 70" [ "$RC" -eq 70 ]
+check "heartbeat: names rank and host" grep -q "job stopped: rank 1 on host 'localhost' (pid [0-9]*) sent no heartbeat" "$TMP/err"
+check "heartbeat: no worker left" wait_gone 3
+
+# hvdd dying ends the job clearly
+hvd -np 2 bash -c "if [ \$HOROVOD_RANK = 0 ]; then sleep 0.3; pkill -KILL -P \$PPID -x hvdd; fi; exec -a sleep-$MARK sleep 300"
+check "hvdd killed: exit 70" [ "$RC" -eq 70 ]
+check "hvdd killed: said so" grep -q "the rendezvous daemon hvdd exited" "$TMP/err"
+finish
