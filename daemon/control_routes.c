@@ -54,8 +54,8 @@ do_register(hvdd_state *st, const hvdd_request *rq, hvdd_response *rs,
 {
     const char *host = json_string_value(json_object_get(b, "host"));
     long pid = int_member(b, "pid", 0), rank = int_member(b, "rank", -1);
+    int waiting = *rq->conn_state >= 0, r;
     char err[512];
-    int r;
 
     if (host == NULL || host[0] == '\0' || strlen(host) > 255 || pid < 0 ||
         rank < -1) {
@@ -64,24 +64,23 @@ do_register(hvdd_state *st, const hvdd_request *rq, hvdd_response *rs,
                    "optional \"rank\" (integers)");
         return;
     }
-    if (*rq->conn_state == 1) /* asked again after a wait */
-        r = job_lookup(&st->job, host, (int)pid);
+    if (waiting) /* asked again after a wait: conn_state is the arrival */
+        r = job_arrival_rank(&st->job, *rq->conn_state);
     else
         r = job_register(&st->job, host, (int)pid, (int)rank, &st->kv, rq->now,
-                         err, sizeof(err));
-    if (r == -1 && *rq->conn_state != 1) {
-        reply_text(rs, 409, "%s", err);
+                         rq->conn_state, err, sizeof(err));
+    if (r == -1) {
+        reply_text(rs, 409, "%s", waiting ? "registration lost" : err);
         return;
     }
-    if (r == -2 || (r == -1 && *rq->conn_state == 1)) {
-        *rq->conn_state = 1;
+    if (r == -2) {
         if (rq->deadline_passed)
             reply_text(rs, 408, "not every rank registered in time");
         else
             reply_wait(rs, "register", HVDD_MAX_WAIT_MS);
         return;
     }
-    if (*rq->conn_state != 1 && st->job.has_plan)
+    if (!waiting)
         snprintf(rs->notify, sizeof(rs->notify), "register");
     reply_json(rs, 200, identity(st, r));
 }

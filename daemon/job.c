@@ -1,5 +1,6 @@
 #include "job.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,6 +66,7 @@ job_init(job *j, int size, const char *hosts_spec, kvstore *kv, char *err,
     j->size = size;
     cfg_hostlist_init(&j->hosts);
     hmap_init(&j->barriers);
+    hmap_init(&j->arrived);
     snprintf(j->iface, sizeof(j->iface), "lo");
     snprintf(j->master_addr, sizeof(j->master_addr), "127.0.0.1");
     if (size < 1) {
@@ -86,6 +88,7 @@ job_release(job *j)
     cfg_plan_release(&j->plan);
     cfg_hostlist_release(&j->hosts);
     hmap_release(&j->barriers, barrier_free);
+    hmap_release(&j->arrived, NULL);
     free(j->ranks);
     free(j->arrivals);
     memset(j, 0, sizeof(*j));
@@ -142,23 +145,28 @@ plan_from_arrivals(job *j, kvstore *kv, double now, char *err, size_t errlen)
     if (make_plan(j, kv, err, errlen) != 0)
         return -1;
     for (int i = 0; i < j->narrivals; i++)
-        if (register_planned(j, j->arrivals[i].host, j->arrivals[i].pid, -1,
-                             now, err, errlen) < 0)
+        if ((j->arrivals[i].rank =
+                 register_planned(j, j->arrivals[i].host, j->arrivals[i].pid,
+                                  -1, now, err, errlen)) < 0)
             return -1;
     return 0;
 }
 
 int
 job_register(job *j, const char *host, int pid, int rank, kvstore *kv,
-             double now, char *err, size_t errlen)
+             double now, int *arrival, char *err, size_t errlen)
 {
+    char key[300];
+    job_arrival *a;
+
     if (j->has_plan)
         return register_planned(j, host, pid, rank, now, err, errlen);
     if (rank >= 0) {
         snprintf(err, errlen, "this hvdd has no plan: register without a rank");
         return -1;
     }
-    if (job_lookup(j, host, pid) != -1) {
+    snprintf(key, sizeof(key), "%.255s %d", host, pid);
+    if (hmap_get(&j->arrived, key) != NULL) {
         snprintf(err, errlen, "'%s' pid %d registered twice", host, pid);
         return -1;
     }
@@ -166,30 +174,24 @@ job_register(job *j, const char *host, int pid, int rank, kvstore *kv,
         snprintf(err, errlen, "all %d ranks have registered", j->size);
         return -1;
     }
-    snprintf(j->arrivals[j->narrivals].host, sizeof(j->arrivals->host), "%s",
-             host);
-    j->arrivals[j->narrivals++].pid = pid;
-    if (j->narrivals == j->size &&
-        plan_from_arrivals(j, kv, now, err, errlen) != 0)
+    a = &j->arrivals[j->narrivals];
+    snprintf(a->host, sizeof(a->host), "%s", host);
+    a->pid = pid;
+    a->rank = -2;
+    *arrival = j->narrivals++;
+    if (hmap_put(&j->arrived, key, (void *)(intptr_t)j->narrivals, NULL) != 0 ||
+        (j->narrivals == j->size &&
+         plan_from_arrivals(j, kv, now, err, errlen) != 0))
         return -1;
-    return j->has_plan ? job_lookup(j, host, pid) : -2;
+    return a->rank;
 }
 
 int
-job_lookup(const job *j, const char *host, int pid)
+job_arrival_rank(const job *j, int arrival)
 {
-    if (!j->has_plan) {
-        for (int i = 0; i < j->narrivals; i++)
-            if (j->arrivals[i].pid == pid &&
-                strcmp(j->arrivals[i].host, host) == 0)
-                return -2;
+    if (arrival < 0 || arrival >= j->narrivals)
         return -1;
-    }
-    for (int r = 0; r < j->size; r++)
-        if (j->ranks[r].state != RANK_PENDING && j->ranks[r].pid == pid &&
-            strcmp(j->hosts.hosts[j->plan.slots[r].host].name, host) == 0)
-            return r;
-    return -1;
+    return j->arrivals[arrival].rank;
 }
 
 static int

@@ -28,7 +28,8 @@ typedef struct rank_info {
 typedef struct arrival {
     char host[256];
     int pid;
-} arrival;
+    int rank; /* once the plan exists */
+} job_arrival;
 
 typedef struct job {
     int size;
@@ -36,8 +37,9 @@ typedef struct job {
     cfg_hostlist hosts;
     cfg_plan plan;
     rank_info *ranks; /* size entries once the plan exists */
-    arrival *arrivals;
+    job_arrival *arrivals;
     int narrivals;
+    hmap arrived;  /* "host pid" -> arrival index + 1: no one twice */
     hmap barriers; /* name -> barrier */
     char abort_reason[512];
     int aborted;
@@ -56,13 +58,13 @@ void job_release(job *j);
 
 /* Registers a worker. rank < 0 means "any free rank on this host". Returns
  * the rank (>= 0), -1 with err when refused, or -2 when the answer must
- * wait for the other workers (standalone) — ask again later. */
+ * wait for the other workers (standalone): then *arrival says which
+ * arrival to ask job_arrival_rank about later. */
 int job_register(job *j, const char *host, int pid, int rank, kvstore *kv,
-                 double now, char *err, size_t errlen);
+                 double now, int *arrival, char *err, size_t errlen);
 
-/* After a -2 from job_register: the rank given to (host, pid), or -2 while
- * the plan is still incomplete. */
-int job_lookup(const job *j, const char *host, int pid);
+/* The rank given to an arrival, or -2 while the plan is incomplete. */
+int job_arrival_rank(const job *j, int arrival);
 
 /* A heartbeat from rank; -1 when there is no such registered rank. */
 int job_heartbeat(job *j, int rank, double now);

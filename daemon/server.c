@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -39,6 +40,9 @@ struct hvdd_server {
     pthread_cond_t wake; /* tells the timer to stop at once */
     pthread_t timer;
     int timer_started;
+    int listen_fd;
+    pthread_t acceptor;
+    int acceptor_started;
     int stopping;
     conn *held;    /* list of every held request */
     hmap by_event; /* event -> first conn held for it */
@@ -242,7 +246,7 @@ take_upload(conn *c, const char *data, size_t n)
         return 0;
     }
     if (c->len + n > c->cap) {
-        size_t cap = c->cap ? c->cap * 2 : 4096;
+        size_t cap = c->cap ? c->cap * 2 : 512; /* most bodies are small */
         char *b;
         while (cap < c->len + n)
             cap *= 2;
@@ -301,10 +305,22 @@ handler(void *cls, struct MHD_Connection *mc, const char *url,
         notify(s, rs.notify);
     check_abort(s);
     if (rs.wait_ms > 0 && !s->stopping) {
+        if (s->st->debug && s->st->log) {
+            char line[300];
+            snprintf(line, sizeof(line), "%.6f %s %.80s held for %.80s", rq.now,
+                     method, url, rs.wait_event);
+            s->st->log(s->st->log_arg, line);
+        }
         hold(s, c, rs.wait_event, rs.wait_ms);
         pthread_mutex_unlock(&s->mu);
         free(rs.body);
         return MHD_YES;
+    }
+    if (s->st->debug && s->st->log) {
+        char line[300];
+        snprintf(line, sizeof(line), "%.6f %s %s -> %d", rq.now, method, url,
+                 rs.status);
+        s->st->log(s->st->log_arg, line);
     }
     pthread_mutex_unlock(&s->mu);
     ok = send_response(mc, &rs);
@@ -338,32 +354,74 @@ raise_fd_limit(unsigned want)
     setrlimit(RLIMIT_NOFILE, &rl);
 }
 
-/* The listening address; *flags gets MHD_USE_IPv6 or MHD_USE_DUAL_STACK. */
+/* The listening socket: the launcher's, or one bound here. */
 static int
-listen_addr(const hvdd_server_opts *o, struct sockaddr_storage *ss,
-            unsigned *flags)
+open_listener(const hvdd_server_opts *o, int *port, char *err, size_t n)
 {
-    struct sockaddr_in *a4 = (struct sockaddr_in *)ss;
-    struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)ss;
+    struct sockaddr_storage ss;
+    struct sockaddr_in *a4 = (struct sockaddr_in *)&ss;
+    struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)&ss;
+    socklen_t len = sizeof(ss);
+    const char *addr = o->addr ? o->addr : "0.0.0.0";
+    int fd = o->listen_fd, one = 1;
 
-    memset(ss, 0, sizeof(*ss));
-    if (o->addr == NULL || strcmp(o->addr, "0.0.0.0") == 0) {
-        a4->sin_family = AF_INET;
-        a4->sin_port = htons((uint16_t)o->port);
-        return 0;
+    memset(&ss, 0, sizeof(ss));
+    if (fd < 0) {
+        if (inet_pton(AF_INET, addr, &a4->sin_addr) == 1) {
+            a4->sin_family = AF_INET;
+            a4->sin_port = htons((uint16_t)o->port);
+            len = sizeof(*a4);
+        } else if (inet_pton(AF_INET6, addr, &a6->sin6_addr) == 1) {
+            a6->sin6_family = AF_INET6;
+            a6->sin6_port = htons((uint16_t)o->port);
+            len = sizeof(*a6);
+        } else {
+            snprintf(err, n, "'%s' is not a numeric IP address", addr);
+            return -1;
+        }
+        fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (fd < 0 ||
+            setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) != 0 ||
+            bind(fd, (struct sockaddr *)&ss, len) != 0 ||
+            listen(fd, 4096) != 0) {
+            snprintf(err, n, "cannot listen on %s:%d: %s", addr, o->port,
+                     strerror(errno));
+            if (fd >= 0)
+                close(fd);
+            return -1;
+        }
     }
-    if (inet_pton(AF_INET, o->addr, &a4->sin_addr) == 1) {
-        a4->sin_family = AF_INET;
-        a4->sin_port = htons((uint16_t)o->port);
-        return 0;
+    len = sizeof(ss);
+    if (getsockname(fd, (struct sockaddr *)&ss, &len) != 0) {
+        snprintf(err, n, "bad listening socket: %s", strerror(errno));
+        return -1;
     }
-    if (inet_pton(AF_INET6, o->addr, &a6->sin6_addr) == 1) {
-        a6->sin6_family = AF_INET6;
-        a6->sin6_port = htons((uint16_t)o->port);
-        *flags |= MHD_USE_IPv6;
-        return 0;
+    *port = ntohs(ss.ss_family == AF_INET6 ? a6->sin6_port : a4->sin_port);
+    return fd;
+}
+
+/* Accepts here and hands connections to MHD: MHD 0.9.75's own accept in
+ * epoll mode left a burst of new connections unread (seen with 256). */
+static void *
+accept_main(void *arg)
+{
+    hvdd_server *s = arg;
+    struct sockaddr_storage ss;
+
+    for (;;) {
+        socklen_t len = sizeof(ss);
+        int fd = accept4(s->listen_fd, (struct sockaddr *)&ss, &len,
+                         SOCK_CLOEXEC | SOCK_NONBLOCK);
+        if (fd < 0) {
+            if (errno == EINTR || errno == ECONNABORTED || errno == EMFILE ||
+                errno == ENFILE)
+                continue;
+            return NULL; /* shut down */
+        }
+        if (MHD_add_connection(s->d, fd, (struct sockaddr *)&ss, len) !=
+            MHD_YES)
+            close(fd); /* MHD closes it on most failures; harmless */
     }
-    return -1;
 }
 
 hvdd_server *
@@ -371,9 +429,8 @@ hvdd_server_start(hvdd_state *st, const hvdd_server_opts *o, int *port,
                   char *err, size_t errlen)
 {
     hvdd_server *s = calloc(1, sizeof(*s));
-    struct sockaddr_storage ss;
-    unsigned flags = MHD_USE_EPOLL_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME;
-    const union MHD_DaemonInfo *di;
+    unsigned flags = MHD_USE_EPOLL_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME |
+                     MHD_USE_NO_LISTEN_SOCKET | MHD_USE_ITC;
 
     if (s == NULL) {
         snprintf(err, errlen, "out of memory");
@@ -381,39 +438,32 @@ hvdd_server_start(hvdd_state *st, const hvdd_server_opts *o, int *port,
     }
     s->st = st;
     s->o = *o;
+    s->listen_fd = -1;
     hmap_init(&s->by_event);
     pthread_mutex_init(&s->mu, NULL);
     pthread_cond_init(&s->wake, NULL);
-    if (listen_addr(o, &ss, &flags) != 0) {
-        snprintf(err, errlen, "'%s' is not a numeric IP address", o->addr);
+    if ((s->listen_fd = open_listener(o, port, err, errlen)) < 0)
         goto fail;
-    }
     raise_fd_limit(o->max_conns);
     /* Limits set on purpose: MHD's defaults (1020 connections, no idle
      * timeout, 32 KiB a connection) break a rendezvous of thousands. */
-    /* A socket from the launcher: bound before the workers started, so
-     * their first requests wait in its backlog instead of failing. */
     s->d = MHD_start_daemon(
-        flags, 0, NULL, NULL, handler, s,
-        o->listen_fd >= 0 ? MHD_OPTION_LISTEN_SOCKET : MHD_OPTION_SOCK_ADDR,
-        o->listen_fd >= 0 ? (void *)(intptr_t)o->listen_fd : (void *)&ss,
-        MHD_OPTION_CONNECTION_LIMIT, o->max_conns,
-        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)130,
-        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)16384,
-        MHD_OPTION_LISTEN_BACKLOG_SIZE, 4096, MHD_OPTION_NOTIFY_COMPLETED,
-        completed, s, MHD_OPTION_END);
+        flags, 0, NULL, NULL, handler, s, MHD_OPTION_CONNECTION_LIMIT,
+        o->max_conns, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)130,
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)8192,
+        MHD_OPTION_NOTIFY_COMPLETED, completed, s, MHD_OPTION_END);
     if (s->d == NULL) {
-        snprintf(err, errlen, "cannot listen on %s:%d: %s",
-                 o->addr ? o->addr : "0.0.0.0", o->port, strerror(errno));
+        snprintf(err, errlen, "cannot start the HTTP server: %s",
+                 strerror(errno));
         goto fail;
     }
-    di = MHD_get_daemon_info(s->d, MHD_DAEMON_INFO_BIND_PORT);
-    *port = di ? di->port : o->port;
-    if (pthread_create(&s->timer, NULL, timer_main, s) != 0) {
-        snprintf(err, errlen, "cannot start the timer thread");
+    if (pthread_create(&s->timer, NULL, timer_main, s) != 0 ||
+        (s->timer_started = 1,
+         pthread_create(&s->acceptor, NULL, accept_main, s) != 0)) {
+        snprintf(err, errlen, "cannot start threads");
         goto fail;
     }
-    s->timer_started = 1;
+    s->acceptor_started = 1;
     return s;
 fail:
     hvdd_server_stop(s);
@@ -435,6 +485,12 @@ hvdd_server_stop(hvdd_server *s)
     pthread_mutex_unlock(&s->mu);
     if (s->timer_started)
         pthread_join(s->timer, NULL);
+    if (s->listen_fd >= 0)
+        shutdown(s->listen_fd, SHUT_RDWR); /* ends accept() */
+    if (s->acceptor_started)
+        pthread_join(s->acceptor, NULL);
+    if (s->listen_fd >= 0)
+        close(s->listen_fd);
     if (s->d) {
         /* Let the MHD thread answer the released requests first. */
         struct timespec ts = {0, 100 * 1000 * 1000};

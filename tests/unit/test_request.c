@@ -15,6 +15,7 @@ static void
 start(int size, const char *hosts)
 {
     char err[256];
+    conn_state = -1;
     ck_assert_int_eq(hvdd_state_init(&st, size, hosts, TOKEN, err, sizeof(err)),
                      0);
 }
