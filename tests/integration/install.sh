@@ -9,6 +9,8 @@ cmake --install "$BUILD" --prefix "$TMP/p" >"$TMP/install.log" 2>&1
 check "cmake --install succeeds" [ $? -eq 0 ]
 check "hvdrun installed" [ -x "$TMP/p/bin/hvdrun" ]
 check "hvdrun.1 installed" [ -f "$TMP/p/share/man/man1/hvdrun.1" ]
+check "hvdd installed" [ -x "$TMP/p/bin/hvdd" ]
+check "hvdd.8 installed" [ -f "$TMP/p/share/man/man8/hvdd.8" ]
 check "hvdrun-hostfile.5 installed" [ -f "$TMP/p/share/man/man5/hvdrun-hostfile.5" ]
 check "collective.h installed" [ -f "$TMP/p/include/collective.h" ]
 pc=$(find "$TMP/p" -name collective.pc)

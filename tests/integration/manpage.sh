@@ -12,10 +12,15 @@ check "--help lists options" [ "$(echo "$opts" | wc -w)" -gt 20 ]
 for o in $opts; do
     check "hvdrun.1 documents $o" grep -qF -- "$(printf '%s' "$o" | sed 's/-/\\-/g')" "$MANDIR/hvdrun.1"
 done
+# the same for hvdd and hvdd.8
+HVDD=${HVDD:?set HVDD to the hvdd binary}
+for o in $("$HVDD" --help | grep -oE -- '--?[a-z][a-z-]*' | sort -u); do
+    check "hvdd.8 documents $o" grep -qF -- "$(printf '%s' "$o" | sed 's/-/\\-/g')" "$MANDIR/hvdd.8"
+done
 "$HVDRUN" --version | grep -qE '^hvdrun [0-9]+\.[0-9]+\.[0-9]+$'
 check "--version" [ $? -eq 0 ]
 if command -v groff >/dev/null; then
-    for page in hvdrun.1 hvdrun-hostfile.5; do
+    for page in hvdrun.1 hvdrun-hostfile.5 hvdd.8; do
         w=$(groff -man -Tutf8 -ww -z "$MANDIR/$page" 2>&1)
         check "$page renders without warnings" [ -z "$w" ]
     done
