@@ -63,6 +63,9 @@ typedef enum cfg_xform {
     X(HEARTBEAT_TIMEOUT, "heartbeat-timeout", NULL, CFG_T_NUM,                 \
       "heartbeat_timeout", NULL, CFG_X_NONE, NONE, "SECONDS",                  \
       "stop the job when a registered rank is silent this long (0: never)")    \
+    X(NETWORK_INTERFACE, "network-interface", NULL, CFG_T_STR,                 \
+      "network_interface", NULL, CFG_X_NONE, NONE, "NAME[,NAME]|CIDR",         \
+      "network the workers use, by interface name or address range")           \
     X(DRY_RUN, "dry-run", NULL, CFG_T_FLAG, NULL, NULL, CFG_X_NONE, NONE, "1", \
       "print the plan and one rank's environment, then exit")                  \
     X(DRY_RUN_RANK, "dry-run-rank", NULL, CFG_T_INT, NULL, NULL, CFG_X_NONE,   \

@@ -63,9 +63,8 @@ nic_candidate(const char *addr)
     return !(a[0] == 0xfe && (a[1] & 0xc0) == 0x80);
 }
 
-/* 1 when addr lies inside cidr ("10.1.0.0/16"). */
-static int
-in_cidr(const char *addr, const char *cidr)
+int
+nic_in_cidr(const char *addr, const char *cidr)
 {
     char net[64];
     const char *slash = strchr(cidr, '/');
@@ -143,7 +142,7 @@ wanted_score(const nic_host *h, int n, const char *network,
         const nic_addr *a = &h[i].addrs[addr_in(&h[i], network)];
         int k = 0;
         for (; wanted[k]; k++)
-            if (strchr(wanted[k], '/') ? in_cidr(a->addr, wanted[k])
+            if (strchr(wanted[k], '/') ? nic_in_cidr(a->addr, wanted[k])
                                        : strcmp(a->iface, wanted[k]) == 0)
                 break;
         if (wanted[k] == NULL)

@@ -51,6 +51,9 @@ int nic_choose(const nic_host *hosts, int nhosts, const nic_probe *probes,
 /* 1 when addr is a candidate: not loopback, not link-local. */
 int nic_candidate(const char *addr);
 
+/* 1 when addr lies inside cidr ("10.1.0.0/16", "2001:db8::/32"). */
+int nic_in_cidr(const char *addr, const char *cidr);
+
 /* The network of addr/prefix as "A.B.C.D/P" (or IPv6). Returns 0 or -1. */
 int nic_network(const char *addr, int prefix, char *out, size_t size);
 

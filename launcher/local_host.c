@@ -2,11 +2,15 @@
 
 #include <arpa/inet.h>
 #include <ifaddrs.h>
+#include <net/if.h>
+#include <stdio.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
+
+#include "nic.h"
 
 static int
 is_interface_address(const char *name)
@@ -74,4 +78,63 @@ free_local_port(void)
         port = ntohs(a.sin_port);
     close(fd);
     return port;
+}
+
+/* The numeric address of an ifaddrs entry, or "" for other families. */
+static void
+numeric(const struct ifaddrs *i, char *buf, size_t size)
+{
+    buf[0] = '\0';
+    if (i->ifa_addr == NULL || (i->ifa_addr->sa_family != AF_INET &&
+                                i->ifa_addr->sa_family != AF_INET6))
+        return;
+    if (getnameinfo(i->ifa_addr,
+                    i->ifa_addr->sa_family == AF_INET
+                        ? sizeof(struct sockaddr_in)
+                        : sizeof(struct sockaddr_in6),
+                    buf, size, NULL, 0, NI_NUMERICHOST) != 0)
+        buf[0] = '\0';
+}
+
+/* One entry: an interface name, or a CIDR. Returns 1 when found. */
+static int
+match_entry(struct ifaddrs *ifs, const char *entry, char *iface, size_t ifsize,
+            char *addr, size_t addrsize)
+{
+    char buf[INET6_ADDRSTRLEN + 8];
+    int found = 0;
+
+    for (struct ifaddrs *i = ifs; i; i = i->ifa_next) {
+        numeric(i, buf, sizeof(buf));
+        if (buf[0] == '\0' || !(i->ifa_flags & IFF_UP))
+            continue;
+        if (strchr(entry, '/') ? !nic_in_cidr(buf, entry)
+                               : strcmp(i->ifa_name, entry) != 0)
+            continue;
+        /* IPv4 first: what Gloo and MASTER_ADDR users expect */
+        if (!found || (strchr(addr, ':') && !strchr(buf, ':'))) {
+            snprintf(iface, ifsize, "%s", i->ifa_name);
+            snprintf(addr, addrsize, "%s", buf);
+        }
+        found = 1;
+    }
+    return found;
+}
+
+int
+local_interface(const char *wanted, char *iface, size_t ifsize, char *addr,
+                size_t addrsize)
+{
+    struct ifaddrs *ifs;
+    char list[512], *entry, *save = NULL;
+    int found = 0;
+
+    if (getifaddrs(&ifs) != 0)
+        return -1;
+    snprintf(list, sizeof(list), "%s", wanted);
+    for (entry = strtok_r(list, ",", &save); entry && !found;
+         entry = strtok_r(NULL, ",", &save))
+        found = match_entry(ifs, entry, iface, ifsize, addr, addrsize);
+    freeifaddrs(ifs);
+    return found ? 0 : -1;
 }

@@ -2,9 +2,19 @@
 #ifndef HVD_LOCAL_HOST_H
 #define HVD_LOCAL_HOST_H
 
+#include <stddef.h>
+
 /* 1 for "localhost", loopback addresses, this host's names (full and
  * short) and the addresses of its interfaces; no DNS lookup is made. */
 int host_is_local(const char *name);
+
+/* Resolves --network-interface on this host: entries (interface names or
+ * CIDRs, comma-separated) in order; the first that names an interface
+ * that is up, or an address of one inside the range, wins. Fills iface
+ * and addr (its first address, IPv4 preferred). Returns 0, or -1 when
+ * nothing here matches. */
+int local_interface(const char *wanted, char *iface, size_t ifsize, char *addr,
+                    size_t addrsize);
 
 /* A TCP port that was free on 127.0.0.1 a moment ago, or 0. */
 int free_local_port(void);

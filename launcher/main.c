@@ -57,6 +57,29 @@ print_env(envlist *env, FILE *f)
     }
 }
 
+/* One host: loopback, unless --network-interface names another interface
+ * of this host (by name or address range). Several hosts: hvdd decides
+ * once the agents have probed each other. */
+static int
+choose_network(const settings *s, job_net *net, char *ifname, size_t ifsize,
+               char *maddr, size_t masize)
+{
+    const char *wanted = cfg_job_get(&s->job, CFG_OPT_NETWORK_INTERFACE);
+
+    if (wanted == NULL || s->plan.nhosts > 1)
+        return 0;
+    if (local_interface(wanted, ifname, ifsize, maddr, masize) != 0) {
+        fprintf(stderr,
+                "hvdrun: --network-interface '%s': no interface that is up "
+                "on this host matches\ntry 'ip -brief address'\n",
+                wanted);
+        return HVD_EXIT_USAGE;
+    }
+    net->iface = ifname;
+    net->master_addr = maddr;
+    return 0;
+}
+
 static int
 dry_run(settings *s, const envlist *base, const job_net *net)
 {
@@ -155,6 +178,7 @@ main(int argc, char **argv)
     envlist base = {0};
     const char *missing;
     job_net net = {"127.0.0.1", 0, "lo", NULL, 0, NULL};
+    char ifname[64], maddr[64];
     int done, code;
 
     if ((code = settings_load(argc, argv, &s, &done)) != 0 || done)
@@ -174,6 +198,9 @@ main(int argc, char **argv)
                 "forwarded\n",
                 missing);
     net.master_port = free_local_port();
+    if ((code = choose_network(&s, &net, ifname, sizeof(ifname), maddr,
+                               sizeof(maddr))) != 0)
+        goto out;
     if (s.plan.nhosts > 1) {
         net.master_addr = s.hosts.hosts[0].name;
         net.iface = "(chosen when the job starts)";

@@ -55,4 +55,9 @@ for h in 127.0.0.1 "$(hostname)" "$(hostname -I 2>/dev/null | cut -d' ' -f1)"; d
     n=$(grep -c ":$h\$" "$TMP/out")
     check "'$h' is this host" [ "$RC" -eq 0 -a "$n" -eq 2 ]
 done
+# --network-interface on one host: by name or by address range
+hvd --network-interface nosuch0,lo -np 2 sh -c 'echo $HOROVOD_GLOO_IFACE $NCCL_SOCKET_IFNAME $MASTER_ADDR'
+check "--network-interface by name (first match wins)" [ "$(grep -c ':lo lo 127.0.0.1$' "$TMP/out")" -eq 2 ]
+hvd --network-interface 127.0.0.0/8 -np 1 sh -c 'echo $HOROVOD_GLOO_IFACE'
+check "--network-interface by CIDR" grep -qx '\[0\]<stdout>:lo' "$TMP/out"
 finish
