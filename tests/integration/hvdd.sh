@@ -75,6 +75,21 @@ kill -TERM $HVDD_PID
 wait $HVDD_PID
 check "hvdd stops on SIGTERM with 0" [ $? -eq 0 ]
 
+# the client retries while hvdd is not there yet, then gives a clear error
+FREE=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])' 2>/dev/null || echo 47391)
+start=$(date +%s%N)
+"$TOOL" 127.0.0.1 "$FREE" get global k 2>"$TMP/err"
+rc=$?
+took=$((($(date +%s%N) - start) / 1000000))
+check "no hvdd: failure after the 5 s deadline ($took ms)" [ $rc -eq 1 -a "$took" -ge 4000 -a "$took" -lt 15000 ]
+check "no hvdd: clear error" grep -q "cannot reach hvdd: GET http://127.0.0.1:$FREE/global/k" "$TMP/err"
+(sleep 1; exec "$HVDD" --foreground --listen "127.0.0.1:$FREE" --size 1 --token-file "$TMP/token2" >/dev/null 2>&1) &
+LATE=$!
+"$TOOL" 127.0.0.1 "$FREE" put global k v 2>"$TMP/err"
+check "client waits for an hvdd that starts late" [ $? -eq 0 ]
+kill $LATE 2>/dev/null
+pkill -f "token-file $TMP/token2"
+
 "$HVDD" --size 2 >/dev/null 2>"$TMP/err"
 check "hvdd without a token source: usage error 64" [ $? -eq 64 ]
 "$HVDD" --token-file "$TMP/token" >/dev/null 2>"$TMP/err"
