@@ -44,8 +44,8 @@ identity(const hvdd_state *st, int rank)
                      j->size, "local_rank", s->local_rank, "local_size",
                      s->local_size, "cross_rank", s->cross_rank, "cross_size",
                      s->cross_size, "host", j->hosts.hosts[s->host].name,
-                     "iface", j->iface, "master_addr", j->master_addr,
-                     "master_port", j->master_port);
+                     "iface", job_iface(j, s->host), "master_addr",
+                     job_master_addr(j), "master_port", j->master_port);
 }
 
 static void
@@ -179,7 +179,7 @@ control_route(hvdd_state *st, const hvdd_request *rq, hvdd_response *rs)
         do_rank_call(st, what, rs, b, rq->now);
     else if (strcmp(what, "abort") == 0)
         do_abort(st, rs, b);
-    else
+    else if (!agent_route(st, what, rq, rs, b))
         reply_text(rs, 404, "POST /v1/%s: no such route", what);
     json_decref(b);
 }

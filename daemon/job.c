@@ -48,7 +48,8 @@ make_plan(job *j, kvstore *kv, char *err, size_t errlen)
         return -1;
     }
     if ((j->ranks = calloc(j->size, sizeof(*j->ranks))) == NULL ||
-        set_scopes(j, kv) != 0) {
+        set_scopes(j, kv) != 0 ||
+        agents_init(&j->agents, j->plan.nhosts, NULL) != 0) {
         snprintf(err, errlen, "out of memory");
         return -1;
     }
@@ -89,6 +90,7 @@ job_release(job *j)
     cfg_hostlist_release(&j->hosts);
     hmap_release(&j->barriers, barrier_free);
     hmap_release(&j->arrived, NULL);
+    agents_release(&j->agents);
     free(j->ranks);
     free(j->arrivals);
     memset(j, 0, sizeof(*j));
@@ -292,4 +294,29 @@ job_check_heartbeats(job *j, double now)
         return 1;
     }
     return 0;
+}
+
+int
+job_host_index(const job *j, const char *name)
+{
+    for (int h = 0; j->has_plan && h < j->plan.nhosts; h++)
+        if (strcmp(j->hosts.hosts[h].name, name) == 0)
+            return h;
+    return -1;
+}
+
+const char *
+job_iface(const job *j, int h)
+{
+    if (j->has_plan && j->plan.nhosts > 1 && j->agents.decided == 1)
+        return j->agents.picks[h].iface;
+    return j->iface;
+}
+
+const char *
+job_master_addr(const job *j)
+{
+    if (j->has_plan && j->plan.nhosts > 1 && j->agents.decided == 1)
+        return j->agents.picks[0].addr;
+    return j->master_addr;
 }

@@ -4,6 +4,7 @@
 #ifndef HVDD_JOB_H
 #define HVDD_JOB_H
 
+#include "agents.h"
 #include "hmap.h"
 #include "hostlist.h"
 #include "kvstore.h"
@@ -44,7 +45,8 @@ typedef struct job {
     char abort_reason[512];
     int aborted;
     double heartbeat_timeout; /* 0: off */
-    char iface[64];           /* the NIC every host uses */
+    agents agents;            /* the NIC choice, once the plan exists */
+    char iface[64];           /* the NIC of a one-host job */
     char master_addr[256];
     int master_port;
 } job;
@@ -55,6 +57,14 @@ typedef struct job {
 int job_init(job *j, int size, const char *hosts_spec, kvstore *kv, char *err,
              size_t errlen);
 void job_release(job *j);
+
+/* Index of a host of the plan by name, or -1. */
+int job_host_index(const job *j, const char *name);
+
+/* The interface and MASTER_ADDR a rank on host h uses: the agents' choice
+ * across hosts, else the one-host settings. */
+const char *job_iface(const job *j, int h);
+const char *job_master_addr(const job *j);
 
 /* Registers a worker. rank < 0 means "any free rank on this host". Returns
  * the rank (>= 0), -1 with err when refused, or -2 when the answer must

@@ -31,7 +31,7 @@ typedef struct opts {
     char *allow_buf;
     const char *allow[257];
     double heartbeat_timeout;
-    const char *iface, *master_addr;
+    const char *iface, *master_addr, *network_interface;
     long master_port;
     int debug, foreground;
 } opts;
@@ -84,6 +84,7 @@ usage(FILE *f)
         "            [--hosts HOST:N,...]\n"
         "            [--token-file FILE | --token-stdin] [--allow ADDR,...]\n"
         "            [--heartbeat-timeout S] [--iface NAME]\n"
+        "            [--network-interface NAME[,NAME]|CIDR]\n"
         "            [--master-addr ADDR] [--master-port PORT] [-d]\n"
         "            [--foreground]\n"
         "The rendezvous daemon of hvdrun jobs; see hvdd(8).\n");
@@ -140,6 +141,7 @@ parse_args(int argc, char **argv, opts *o, int *done)
         O_ALLOW,
         O_HEARTBEAT,
         O_IFACE,
+        O_NETIF,
         O_MADDR,
         O_MPORT,
         O_FG,
@@ -155,6 +157,7 @@ parse_args(int argc, char **argv, opts *o, int *done)
         {"allow", required_argument, NULL, O_ALLOW},
         {"heartbeat-timeout", required_argument, NULL, O_HEARTBEAT},
         {"iface", required_argument, NULL, O_IFACE},
+        {"network-interface", required_argument, NULL, O_NETIF},
         {"master-addr", required_argument, NULL, O_MADDR},
         {"master-port", required_argument, NULL, O_MPORT},
         {"foreground", no_argument, NULL, O_FG},
@@ -200,6 +203,9 @@ parse_args(int argc, char **argv, opts *o, int *done)
             if (cfg_parse_double(optarg, 0, 1e6, &o->heartbeat_timeout) != 0)
                 return usage_error("--heartbeat-timeout wants seconds, not",
                                    optarg);
+            break;
+        case O_NETIF:
+            o->network_interface = optarg;
             break;
         case O_IFACE:
             o->iface = optarg;
@@ -398,6 +404,9 @@ run(opts *o)
         snprintf(st.job.master_addr, sizeof(st.job.master_addr), "%s",
                  o->master_addr);
     st.job.master_port = (int)o->master_port;
+    if (o->network_interface)
+        snprintf(st.job.agents.wanted, sizeof(st.job.agents.wanted), "%s",
+                 o->network_interface);
     if (!o->foreground && !o->token_stdin && daemonize(&report_fd) != 0) {
         fprintf(stderr, "hvdd: cannot detach: %s\n", strerror(errno));
         code = EXIT_LISTEN;

@@ -178,7 +178,9 @@ explain(const nic_host *h, int n, const nic_probe *p, int np, char *err,
 
     for (int i = 0; i < n && used < size; i++) {
         const nic_host *next = &h[(i + 1) % n];
-        used += snprintf(err + used, size - used, " host '%s' [", h[i].id);
+        const char *next_name = next->name[0] ? next->name : next->id;
+        used += snprintf(err + used, size - used, " host '%s' [",
+                         h[i].name[0] ? h[i].name : h[i].id);
         for (int k = 0; k < h[i].naddrs && used < size; k++) {
             const nic_addr *a = &h[i].addrs[k];
             char net[80];
@@ -198,7 +200,7 @@ explain(const nic_host *h, int n, const nic_probe *p, int np, char *err,
                                  ? "answered by the wrong host for "
                                  : "ok to ",
                              b < 0 || got == NULL ? "" : "'",
-                             b < 0 || got == NULL ? "" : next->id,
+                             b < 0 || got == NULL ? "" : next_name,
                              b < 0 || got == NULL ? "; " : "'; ");
         }
         used += snprintf(err + used, size - used, "]");

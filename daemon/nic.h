@@ -15,7 +15,8 @@ typedef struct nic_addr {
 } nic_addr;
 
 typedef struct nic_host {
-    char id[64]; /* the agent's host id (answers probes with it) */
+    char id[64];   /* the agent's host id (answers probes with it) */
+    char name[64]; /* the host's name in the plan, for messages */
     nic_addr addrs[NIC_MAX_ADDRS];
     int naddrs;
 } nic_host;

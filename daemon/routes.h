@@ -16,5 +16,8 @@ void reply_wait(hvdd_response *rs, const char *event, int wait_ms);
 
 void kv_route(hvdd_state *st, const hvdd_request *rq, hvdd_response *rs);
 void control_route(hvdd_state *st, const hvdd_request *rq, hvdd_response *rs);
+/* The agents' routes; returns 0 when `what` is not one of them. */
+int agent_route(hvdd_state *st, const char *what, const hvdd_request *rq,
+                hvdd_response *rs, json_t *b);
 
 #endif

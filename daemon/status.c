@@ -39,8 +39,24 @@ hosts_json(const job *j)
             a, json_pack(
                    "{ss si ss}", "name", j->hosts.hosts[h].name, "ranks",
                    j->plan.slots[cfg_plan_first_rank(&j->plan, h)].local_size,
-                   "iface", j->iface));
+                   "iface", job_iface(j, h)));
     return a;
+}
+
+/* The agents' decision: the network, or what is pending, or why none. */
+static void
+add_network(const job *j, json_t *nic)
+{
+    const agents *a = &j->agents;
+
+    json_object_set_new(nic, "decision",
+                        json_string(a->decided > 0    ? "chosen"
+                                    : a->decided == 0 ? "pending"
+                                                      : "failed"));
+    if (a->decided > 0)
+        json_object_set_new(nic, "network", json_string(a->network));
+    if (a->decided < 0)
+        json_object_set_new(nic, "error", json_string(a->error));
 }
 
 static int
@@ -62,7 +78,7 @@ hvdd_status_json(const hvdd_state *st)
     json_t *o = json_pack("{si si sb so* so* s{ss ss si}}", "size", j->size,
                           "registered", registered(j), "aborted", j->aborted,
                           "hosts", hosts_json(j), "ranks", ranks_json(j), "nic",
-                          "iface", j->iface, "master_addr", j->master_addr,
+                          "iface", j->iface, "master_addr", job_master_addr(j),
                           "master_port", j->master_port);
     char *s;
 
@@ -70,6 +86,8 @@ hvdd_status_json(const hvdd_state *st)
         return NULL;
     if (j->aborted)
         json_object_set_new(o, "abort_reason", json_string(j->abort_reason));
+    if (j->has_plan)
+        add_network(j, json_object_get(o, "nic"));
     s = json_dumps(o, JSON_COMPACT);
     json_decref(o);
     return s;

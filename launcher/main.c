@@ -113,6 +113,7 @@ start_rendezvous(settings *s, rendezvous *rv, job_net *net)
         .iface = net->iface,
         .master_addr = net->master_addr,
         .master_port = net->master_port,
+        .network_interface = cfg_job_get(&s->job, CFG_OPT_NETWORK_INTERFACE),
         .verbose = cfg_job_flag(&s->job, CFG_OPT_VERBOSE),
     };
     char err[600];

@@ -150,7 +150,13 @@ rendezvous_start(rendezvous *rv, const cfg_hostlist *hosts,
                     mport,
                     "--heartbeat-timeout",
                     hb,
+                    NULL, /* room for --network-interface NAME */
+                    NULL,
                     NULL};
+    if (o->network_interface) {
+        argv[16] = "--network-interface";
+        argv[17] = (char *)o->network_interface;
+    }
     if ((rv->pid = fork()) < 0) {
         snprintf(err, errlen, "cannot start hvdd: %s", strerror(errno));
         goto out;

@@ -24,6 +24,7 @@ typedef struct rendezvous_opts {
     const char *iface;
     const char *master_addr;
     int master_port;
+    const char *network_interface; /* for the agents' choice, or NULL */
     int verbose;
 } rendezvous_opts;
 

@@ -99,6 +99,11 @@ check "hvdd without --size: 64" [ $? -eq 64 ]
 hvd -np 2 sh -c 'if [ $HOROVOD_RANK = 0 ]; then "$0" $HOROVOD_GLOO_RENDEZVOUS_ADDR $HOROVOD_GLOO_RENDEZVOUS_PORT put job hello from-0; else "$0" $HOROVOD_GLOO_RENDEZVOUS_ADDR $HOROVOD_GLOO_RENDEZVOUS_PORT get job hello 10000; echo; fi' "$TOOL"
 check "ranks exchange a key through the job's hvdd" grep -qx "\[1\]<stdout>:from-0" "$TMP/out"
 
+# the job token is in no process's argv (grep reads it from a file)
+hvd -np 2 sh -c 'echo "$HVDD_TOKEN" > "$0.$HOROVOD_RANK"; for f in /proc/[0-9]*/cmdline; do tr "\0" " " < $f 2>/dev/null; echo; done | grep -c -F -f "$0.$HOROVOD_RANK"' "$TMP/tok"
+check "token in no argv" [ "$(grep -c ':0$' "$TMP/out")" -eq 2 ]
+check "token reached the workers" [ "$(wc -c <"$TMP/tok.0")" -eq 65 ]
+
 # abort stops a running job with its reason
 start=$(date +%s%N)
 hvd -np 3 bash -c "if [ \$HOROVOD_RANK = 0 ]; then sleep 0.3; \"\$0\" \$HOROVOD_GLOO_RENDEZVOUS_ADDR \$HOROVOD_GLOO_RENDEZVOUS_PORT abort 'loss is NaN'; fi; exec -a sleep-$MARK sleep 300" "$TOOL"

@@ -254,6 +254,131 @@ START_TEST(exit_and_abort)
 }
 END_TEST
 
+/* Three hosts; eth0 is called ens5 on b; docker0 is the same everywhere. */
+static void
+agents_report_in(int answer_real)
+{
+    static const char *names[] = {"a", "b", "c"};
+    char body[512];
+
+    for (int h = 0; h < 3; h++) {
+        snprintf(body, sizeof(body),
+                 "{\"host\":\"%s\",\"id\":\"id-%s\",\"probe_port\":%d,"
+                 "\"interfaces\":[{\"name\":\"lo\",\"addr\":\"127.0.0.1\","
+                 "\"prefix\":8},{\"name\":\"%s\",\"addr\":\"10.1.0.%d\","
+                 "\"prefix\":16},{\"name\":\"docker0\",\"addr\":"
+                 "\"172.17.0.1\",\"prefix\":16}]}",
+                 names[h], names[h], 7000 + h, h == 1 ? "ens5" : "eth0", h + 1);
+        conn_state = -1;
+        ck_assert_int_eq(call("POST", "/v1/agent", AUTH, body, NULL, 1, 0),
+                         200);
+        if (h == 0) { /* targets wait for every agent */
+            ck_assert_int_eq(call("POST", "/v1/agent/targets", AUTH,
+                                  "{\"host\":\"a\"}", NULL, 1, 0),
+                             0);
+            ck_assert_str_eq(rs.wait_event, "agents");
+        }
+    }
+    ck_assert_int_eq(
+        call("POST", "/v1/agent/targets", AUTH, "{\"host\":\"c\"}", NULL, 1, 0),
+        200);
+    ck_assert(body_has("\"peer\":\"a\""));
+    ck_assert(body_has("\"id\":\"id-a\""));
+    ck_assert(body_has("\"port\":7000"));
+    ck_assert(body_has("\"addrs\":[\"10.1.0.1\",\"172.17.0.1\"]"));
+    for (int h = 0; h < 3; h++) {
+        int next = (h + 1) % 3;
+        snprintf(body, sizeof(body),
+                 "{\"host\":\"%s\",\"results\":[{\"addr\":\"10.1.0.%d\","
+                 "\"answer\":\"%s\"},{\"addr\":\"172.17.0.1\","
+                 "\"answer\":\"id-%s\"}]}",
+                 names[h], next + 1,
+                 answer_real ? (next == 0   ? "id-a"
+                                : next == 1 ? "id-b"
+                                            : "id-c")
+                             : "",
+                 names[h]);
+        if (h == 0) {
+            ck_assert_int_eq(call("POST", "/v1/agent/decision", AUTH,
+                                  "{\"host\":\"a\"}", NULL, 1, 0),
+                             0);
+            ck_assert_str_eq(rs.wait_event, "nic");
+        }
+        ck_assert_int_eq(
+            call("POST", "/v1/agent/probes", AUTH, body, NULL, 1, 0), 200);
+    }
+    ck_assert_str_eq(rs.notify, "nic");
+}
+
+START_TEST(agents_choose_the_network)
+{
+    start(3, "a:1,b:1,c:1");
+    agents_report_in(1);
+    ck_assert_int_eq(call("POST", "/v1/agent/decision", AUTH,
+                          "{\"host\":\"b\"}", NULL, 1, 0),
+                     200);
+    ck_assert(body_has("\"network\":\"10.1.0.0/16\""));
+    ck_assert(body_has("\"iface\":\"ens5\""));
+    ck_assert(body_has("\"addr\":\"10.1.0.2\""));
+    ck_assert(body_has("\"master_addr\":\"10.1.0.1\""));
+    /* a worker on b gets b's own name for the interface */
+    ck_assert_int_eq(call("POST", "/v1/register", AUTH,
+                          "{\"host\":\"b\",\"pid\":4,\"rank\":1}", NULL, 1, 0),
+                     200);
+    ck_assert(body_has("\"iface\":\"ens5\""));
+    ck_assert(body_has("\"master_addr\":\"10.1.0.1\""));
+    ck_assert_int_eq(call("GET", "/v1/status", AUTH, NULL, NULL, 1, 0), 200);
+    ck_assert(body_has("\"decision\":\"chosen\""));
+    ck_assert(body_has("{\"name\":\"b\",\"ranks\":1,\"iface\":\"ens5\"}"));
+}
+END_TEST
+
+START_TEST(agents_without_a_common_network)
+{
+    start(3, "a:1,b:1,c:1");
+    agents_report_in(0);
+    ck_assert_int_eq(call("POST", "/v1/agent/decision", AUTH,
+                          "{\"host\":\"c\"}", NULL, 1, 0),
+                     409);
+    ck_assert(body_has("host 'a' [eth0 10.1.0.1/16: no answer from 'b'; "
+                       "docker0 172.17.0.1/16: answered by the wrong host "
+                       "for 'b'; ]"));
+    ck_assert_int_eq(call("GET", "/v1/status", AUTH, NULL, NULL, 1, 0), 200);
+    ck_assert(body_has("\"decision\":\"failed\""));
+}
+END_TEST
+
+START_TEST(agent_errors)
+{
+    start(2, "a:1,b:1");
+    ck_assert_int_eq(call("POST", "/v1/agent", AUTH,
+                          "{\"host\":\"z\",\"id\":\"i\",\"probe_port\":1,"
+                          "\"interfaces\":[]}",
+                          NULL, 1, 0),
+                     409);
+    ck_assert(body_has("'z' is not a host of the plan"));
+    ck_assert_int_eq(call("POST", "/v1/agent", AUTH,
+                          "{\"host\":\"a\",\"id\":\"i\",\"probe_port\":1,"
+                          "\"interfaces\":[{\"name\":\"eth0\"}]}",
+                          NULL, 1, 0),
+                     400);
+    ck_assert_int_eq(call("POST", "/v1/agent", AUTH,
+                          "{\"host\":\"a\",\"id\":\"i\",\"probe_port\":1,"
+                          "\"interfaces\":[]}",
+                          NULL, 1, 0),
+                     200);
+    ck_assert_int_eq(call("POST", "/v1/agent", AUTH,
+                          "{\"host\":\"a\",\"id\":\"i\",\"probe_port\":1,"
+                          "\"interfaces\":[]}",
+                          NULL, 1, 0),
+                     409);
+    ck_assert(body_has("registered already"));
+    ck_assert_int_eq(call("POST", "/v1/agent/probes", AUTH,
+                          "{\"host\":\"b\",\"results\":[]}", NULL, 1, 0),
+                     409);
+}
+END_TEST
+
 static Suite *
 suite(void)
 {
@@ -271,6 +396,9 @@ suite(void)
     ADD(tc, standalone_registration_waits_for_everyone);
     ADD(tc, barrier_and_heartbeats);
     ADD(tc, exit_and_abort);
+    ADD(tc, agents_choose_the_network);
+    ADD(tc, agents_without_a_common_network);
+    ADD(tc, agent_errors);
     suite_add_tcase(s, tc);
     return s;
 }
