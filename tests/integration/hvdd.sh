@@ -7,15 +7,7 @@ TOOL=${HVDD_TOOL:?set HVDD_TOOL to the hvdd_tool test client}
 command -v curl >/dev/null || { echo "skip: curl not installed"; exit 77; }
 
 # A standalone hvdd for a 2-rank job on localhost.
-"$HVDD" --foreground --listen 127.0.0.1:0 --size 2 --hosts localhost:2 \
-    --token-file "$TMP/token" >"$TMP/hvdd.out" 2>"$TMP/hvdd.err" &
-HVDD_PID=$!
-trap 'kill $HVDD_PID 2>/dev/null; cleanup' EXIT
-for ((i = 0; i < 50; i++)); do
-    grep -q '^listening' "$TMP/hvdd.out" && break
-    sleep 0.1
-done
-PORT=$(awk '/^listening/ {print $2}' "$TMP/hvdd.out")
+start_hvdd --size 2 --hosts localhost:2
 check "hvdd reports its port" [ -n "$PORT" ]
 U=http://127.0.0.1:$PORT
 export HVDD_TOKEN=$(cat "$TMP/token")

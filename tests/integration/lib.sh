@@ -44,6 +44,21 @@ wait_gone() {
     return 1
 }
 
+# start_hvdd ARGS...: a standalone hvdd on 127.0.0.1 with a token file
+# $TMP/token; sets HVDD_PID and PORT, and stops it on exit.
+start_hvdd() {
+    "${HVDD:?set HVDD to the hvdd binary}" --foreground --listen 127.0.0.1:0 \
+        --token-file "$TMP/token" "$@" >"$TMP/hvdd.out" 2>"$TMP/hvdd.err" &
+    HVDD_PID=$!
+    trap 'kill $HVDD_PID 2>/dev/null; cleanup' EXIT
+    local i
+    for ((i = 0; i < 50; i++)); do
+        grep -q '^listening' "$TMP/hvdd.out" && break
+        sleep 0.1
+    done
+    PORT=$(awk '/^listening/ {print $2}' "$TMP/hvdd.out")
+}
+
 finish() {
     echo "$PASS passed, $FAIL failed"
     [ "$FAIL" -eq 0 ]

@@ -6,15 +6,7 @@ HVDD=${HVDD:?set HVDD to the hvdd binary}
 LOAD=${HVDD_LOAD:?set HVDD_LOAD to the hvdd_load client}
 N=${LOAD_CLIENTS:-4096}
 
-"$HVDD" --foreground --listen 127.0.0.1:0 --size "$N" \
-    --token-file "$TMP/token" >"$TMP/hvdd.out" 2>"$TMP/hvdd.err" &
-HVDD_PID=$!
-trap 'kill $HVDD_PID 2>/dev/null; cleanup' EXIT
-for ((i = 0; i < 50; i++)); do
-    grep -q '^listening' "$TMP/hvdd.out" && break
-    sleep 0.1
-done
-PORT=$(awk '/^listening/ {print $2}' "$TMP/hvdd.out")
+start_hvdd --size "$N"
 HVDD_TOKEN=$(cat "$TMP/token") timeout 120 "$LOAD" "$PORT" "$N" >"$TMP/load" 2>&1
 rc=$?
 cat "$TMP/load"
