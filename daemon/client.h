@@ -7,6 +7,10 @@
 
 #include <stddef.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define HVDD_ERRNO_MAP(X)                                                      \
     X(ENOMEM, -1, "out of memory")                                             \
     X(EINVAL, -2, "invalid argument")                                          \
@@ -65,5 +69,9 @@ int hvdd_client_exit(hvdd_client *c, int rank, int code);
 int hvdd_client_abort(hvdd_client *c, const char *reason);
 /* GET /v1/status; *json is malloc'd, the caller frees it. */
 int hvdd_client_status(hvdd_client *c, char **json);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -57,16 +57,26 @@ print_env(envlist *env, FILE *f)
     }
 }
 
-/* One host: loopback, unless --network-interface names another interface
- * of this host (by name or address range). Several hosts: hvdd decides
- * once the agents have probed each other. */
+static int
+all_hosts_local(const settings *s)
+{
+    for (int h = 0; h < s->plan.nhosts; h++)
+        if (!host_is_local(s->hosts.hosts[h].name))
+            return 0;
+    return 1;
+}
+
+/* This host only (under one name or several): loopback, unless
+ * --network-interface names another interface of it (by name or address
+ * range). Other hosts: hvdd decides once the agents have probed each
+ * other. */
 static int
 choose_network(const settings *s, job_net *net, char *ifname, size_t ifsize,
                char *maddr, size_t masize)
 {
     const char *wanted = cfg_job_get(&s->job, CFG_OPT_NETWORK_INTERFACE);
 
-    if (wanted == NULL || s->plan.nhosts > 1)
+    if (wanted == NULL || !all_hosts_local(s))
         return 0;
     if (local_interface(wanted, ifname, ifsize, maddr, masize) != 0) {
         fprintf(stderr,
@@ -202,7 +212,7 @@ main(int argc, char **argv)
     if ((code = choose_network(&s, &net, ifname, sizeof(ifname), maddr,
                                sizeof(maddr))) != 0)
         goto out;
-    if (s.plan.nhosts > 1) {
+    if (!all_hosts_local(&s)) { /* only a dry run gets this far */
         net.master_addr = s.hosts.hosts[0].name;
         net.iface = "(chosen when the job starts)";
     }

@@ -7,6 +7,8 @@
 #ifndef COLLECTIVE_H
 #define COLLECTIVE_H
 
+#include <stddef.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -21,13 +23,39 @@ extern "C" {
 #define COLL_ERRNO_MAP(X)                                                      \
     X(ENOMEM, -1, "out of memory")                                             \
     X(EINVAL, -2, "invalid argument")                                          \
-    X(EIDENTITY, -3, "bad job identity in the environment")
+    X(EIDENTITY, -3, "bad job identity in the environment")                    \
+    X(ERENDEZVOUS, -4, "cannot reach the job's rendezvous daemon")             \
+    X(ETRANSPORT, -5, "a peer failed or timed out")                            \
+    X(EMISMATCH, -6, "ranks called the operation with different arguments")    \
+    X(ENOTSUP, -7, "not supported by this build")                              \
+    X(EDEAD, -8, "the communicator failed earlier and cannot be used")
 
 enum {
 #define COLL_ERRNO_ENUM(name, val, text) COLL_##name = (val),
     COLL_ERRNO_MAP(COLL_ERRNO_ENUM)
 #undef COLL_ERRNO_ENUM
 };
+
+/* Element types. */
+typedef enum coll_dtype {
+    COLL_DT_U8,
+    COLL_DT_I8,
+    COLL_DT_I32,
+    COLL_DT_I64,
+    COLL_DT_F16,
+    COLL_DT_BF16,
+    COLL_DT_F32,
+    COLL_DT_F64
+} coll_dtype;
+
+/* Reductions; AVG is SUM divided by the number of ranks. */
+typedef enum coll_op {
+    COLL_OP_SUM,
+    COLL_OP_AVG,
+    COLL_OP_MIN,
+    COLL_OP_MAX,
+    COLL_OP_PROD
+} coll_op;
 
 /* One process's membership in the job. Opaque. */
 typedef struct coll_comm coll_comm;
@@ -49,6 +77,27 @@ COLL_API int coll_local_rank(const coll_comm *c);
 COLL_API int coll_local_size(const coll_comm *c);
 COLL_API int coll_cross_rank(const coll_comm *c);
 COLL_API int coll_cross_size(const coll_comm *c);
+
+/* Blocking collectives. Every rank of the comm calls them in the same
+ * order with the same count, dtype and op (checked: a mismatch returns
+ * COLL_EMISMATCH on every rank instead of reaching the transport). A
+ * failed peer or a timeout (HOROVOD_GLOO_TIMEOUT_SECONDS, default 30)
+ * returns COLL_ETRANSPORT; the comm is then dead (COLL_EDEAD after). */
+
+/* recv = op over ranks of send; send == recv works in place. F16 and BF16
+ * are not in this build yet (COLL_ENOTSUP). */
+COLL_API int coll_allreduce(coll_comm *c, const void *send, void *recv,
+                            size_t count, coll_dtype dt, coll_op op);
+/* buf on every rank = buf on root. */
+COLL_API int coll_broadcast(coll_comm *c, void *buf, size_t count,
+                            coll_dtype dt, int root);
+/* recv (size * count elements) = every rank's send, in rank order. */
+COLL_API int coll_allgather(coll_comm *c, const void *send, void *recv,
+                            size_t count, coll_dtype dt);
+COLL_API int coll_barrier(coll_comm *c);
+
+/* Bytes of one element. */
+COLL_API size_t coll_dtype_size(coll_dtype dt);
 
 /* Static text for a code; never NULL. */
 COLL_API const char *coll_strerror(int err);

@@ -4,13 +4,29 @@
 
 #include <stddef.h>
 
+#include "client.h"
+#include "gloo_backend.h"
+
 struct coll_comm {
     int rank, size;
     int local_rank, local_size;
     int cross_rank, cross_size;
-    char last_error[256];
+    hvdd_client *client; /* NULL for a job of one */
+    gloo_ctx *gloo;      /* NULL for a job of one */
+    int dead;            /* a transport failure broke the comm */
+    char last_error[512];
 };
 
-extern _Thread_local char coll_init_detail[256];
+/* Sets c->last_error and returns code (marking the comm dead when the
+ * transport failed). */
+int comm_fail(coll_comm *c, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Connects a job of more than one rank through hvdd and Gloo; nothing for
+ * a job of one. */
+int comm_connect(coll_comm *c);
+void comm_disconnect(coll_comm *c);
+
+extern _Thread_local char coll_init_detail[512];
 
 #endif

@@ -8,7 +8,7 @@
 #include "comm.h"
 
 /* Why this thread's last coll_init failed; see coll_last_error(NULL). */
-_Thread_local char coll_init_detail[256];
+_Thread_local char coll_init_detail[512];
 
 /* Reads the first of two variable names that is set. Returns 1 when found,
  * 0 when neither is set, -1 when the value is not a number >= min. */
@@ -104,6 +104,13 @@ coll_init(coll_comm **out)
         free(c);
         return r;
     }
+    if ((r = comm_connect(c)) != 0) {
+        snprintf(coll_init_detail, sizeof(coll_init_detail), "%s",
+                 c->last_error);
+        comm_disconnect(c);
+        free(c);
+        return r;
+    }
     *out = c;
     return 0;
 }
@@ -111,6 +118,9 @@ coll_init(coll_comm **out)
 int
 coll_finalize(coll_comm *c)
 {
+    if (c == NULL)
+        return 0;
+    comm_disconnect(c);
     free(c);
     return 0;
 }

@@ -1,0 +1,172 @@
+/* The blocking collectives: argument checks here and across ranks, then
+ * the backend. */
+#include <stdint.h>
+#include <string.h>
+
+#include "collective.h"
+#include "comm.h"
+
+size_t
+coll_dtype_size(coll_dtype dt)
+{
+    switch (dt) {
+    case COLL_DT_U8:
+    case COLL_DT_I8:
+        return 1;
+    case COLL_DT_F16:
+    case COLL_DT_BF16:
+        return 2;
+    case COLL_DT_I32:
+    case COLL_DT_F32:
+        return 4;
+    case COLL_DT_I64:
+    case COLL_DT_F64:
+        return 8;
+    }
+    return 0;
+}
+
+static int
+usable(coll_comm *c)
+{
+    if (c == NULL)
+        return COLL_EINVAL;
+    if (c->dead)
+        return comm_fail(c, COLL_EDEAD, "the communicator failed earlier: %s",
+                         c->last_error);
+    return 0;
+}
+
+/* Every rank must pass the same arguments: Gloo aborts the process on a
+ * count mismatch. One small allreduce of (v, -v) under MAX tells each
+ * rank whether all agree. */
+static int
+agree(coll_comm *c, const char *what, int64_t a, int64_t b, int64_t d)
+{
+    int64_t v[6] = {a, b, d, -a, -b, -d}, want[3] = {a, b, d};
+    int r;
+
+    r = gb_allreduce(c->gloo, v, 6, COLL_DT_I64, COLL_OP_MAX, c->last_error,
+                     sizeof(c->last_error));
+    if (r != 0)
+        return comm_fail(c, r, "%s", c->last_error);
+    for (int i = 0; i < 3; i++)
+        if (v[i] != want[i] || -v[i + 3] != want[i])
+            return comm_fail(c, COLL_EMISMATCH,
+                             "%s: ranks disagree on count, type or root "
+                             "(this rank: %lld, %lld, %lld)",
+                             what, (long long)a, (long long)b, (long long)d);
+    return 0;
+}
+
+static void
+scale(void *buf, size_t count, coll_dtype dt, int size)
+{
+    for (size_t i = 0; i < count; i++) {
+        switch (dt) {
+        case COLL_DT_F32:
+            ((float *)buf)[i] /= (float)size;
+            break;
+        case COLL_DT_F64:
+            ((double *)buf)[i] /= size;
+            break;
+        case COLL_DT_I32:
+            ((int32_t *)buf)[i] /= size;
+            break;
+        case COLL_DT_I64:
+            ((int64_t *)buf)[i] /= size;
+            break;
+        case COLL_DT_I8:
+            ((int8_t *)buf)[i] = (int8_t)(((int8_t *)buf)[i] / size);
+            break;
+        default:
+            ((uint8_t *)buf)[i] = (uint8_t)(((uint8_t *)buf)[i] / size);
+        }
+    }
+}
+
+int
+coll_allreduce(coll_comm *c, const void *send, void *recv, size_t count,
+               coll_dtype dt, coll_op op)
+{
+    size_t es = coll_dtype_size(dt);
+    int r;
+
+    if ((r = usable(c)) != 0)
+        return r;
+    if (es == 0 || op < COLL_OP_SUM || op > COLL_OP_PROD ||
+        (count && (send == NULL || recv == NULL)))
+        return comm_fail(c, COLL_EINVAL, "allreduce: bad type, op or buffer");
+    if (dt == COLL_DT_F16 || dt == COLL_DT_BF16)
+        return comm_fail(c, COLL_ENOTSUP, "allreduce: f16/bf16 not built yet");
+    if (send != recv && count)
+        memmove(recv, send, count * es);
+    if (c->size == 1 || count == 0)
+        return c->size == 1 ? 0 : agree(c, "allreduce", 0, dt, op);
+    if ((r = agree(c, "allreduce", (int64_t)count, dt, op)) != 0)
+        return r;
+    r = gb_allreduce(c->gloo, recv, count, dt,
+                     op == COLL_OP_AVG ? COLL_OP_SUM : op, c->last_error,
+                     sizeof(c->last_error));
+    if (r != 0)
+        return comm_fail(c, r, "%s", c->last_error);
+    if (op == COLL_OP_AVG)
+        scale(recv, count, dt, c->size);
+    return 0;
+}
+
+int
+coll_broadcast(coll_comm *c, void *buf, size_t count, coll_dtype dt, int root)
+{
+    size_t es = coll_dtype_size(dt);
+    int r;
+
+    if ((r = usable(c)) != 0)
+        return r;
+    if (es == 0 || root < 0 || root >= c->size || (count && buf == NULL))
+        return comm_fail(c, COLL_EINVAL, "broadcast: bad type, root or buffer");
+    if (c->size == 1)
+        return 0;
+    if ((r = agree(c, "broadcast", (int64_t)count, dt, root)) != 0 ||
+        count == 0)
+        return r;
+    r = gb_broadcast(c->gloo, buf, count * es, root, c->last_error,
+                     sizeof(c->last_error));
+    return r ? comm_fail(c, r, "%s", c->last_error) : 0;
+}
+
+int
+coll_allgather(coll_comm *c, const void *send, void *recv, size_t count,
+               coll_dtype dt)
+{
+    size_t es = coll_dtype_size(dt);
+    int r;
+
+    if ((r = usable(c)) != 0)
+        return r;
+    if (es == 0 || (count && (send == NULL || recv == NULL)))
+        return comm_fail(c, COLL_EINVAL, "allgather: bad type or buffer");
+    if (c->size == 1) {
+        if (count && send != recv)
+            memmove(recv, send, count * es);
+        return 0;
+    }
+    if ((r = agree(c, "allgather", (int64_t)count, dt, 0)) != 0 || count == 0)
+        return r;
+    r = gb_allgather(c->gloo, send, recv, count * es, c->last_error,
+                     sizeof(c->last_error));
+    return r ? comm_fail(c, r, "%s", c->last_error) : 0;
+}
+
+int
+coll_barrier(coll_comm *c)
+{
+    int r;
+
+    if ((r = usable(c)) != 0)
+        return r;
+    if (c->size == 1)
+        return 0;
+    r = gb_barrier(c->gloo, c->last_error, sizeof(c->last_error));
+    return r ? comm_fail(c, r, "%s", c->last_error) : 0;
+}

@@ -1,0 +1,83 @@
+/* Joining the job's transport: hvdd's store, then a Gloo context. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "collective.h"
+#include "comm.h"
+
+/* Each context needs its own key prefix, the same on every rank: ranks
+ * create comms in the same order, so a per-process count is enough. */
+static int generation;
+
+int
+comm_fail(coll_comm *c, int code, const char *fmt, ...)
+{
+    char buf[sizeof(c->last_error)];
+    va_list ap;
+
+    /* through a copy: callers pass c->last_error itself as an argument */
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof(buf), fmt, ap);
+    va_end(ap);
+    memcpy(c->last_error, buf, sizeof(buf));
+    if (code == COLL_ETRANSPORT)
+        c->dead = 1;
+    return code;
+}
+
+static long
+env_long(const char *name, long dflt)
+{
+    const char *v = getenv(name);
+    char *end;
+    long n;
+
+    if (v == NULL || *v == '\0')
+        return dflt;
+    n = strtol(v, &end, 10);
+    return *end || n <= 0 ? dflt : n;
+}
+
+int
+comm_connect(coll_comm *c)
+{
+    const char *addr = getenv("HOROVOD_GLOO_RENDEZVOUS_ADDR");
+    const char *iface = getenv("HOROVOD_GLOO_IFACE");
+    long port = env_long("HOROVOD_GLOO_RENDEZVOUS_PORT", 0);
+    long timeout_s = env_long("HOROVOD_GLOO_TIMEOUT_SECONDS", 30);
+    char prefix[32];
+    int r;
+
+    if (c->size == 1)
+        return 0;
+    if (addr == NULL || port <= 0)
+        return comm_fail(c, COLL_ERENDEZVOUS,
+                         "HOROVOD_GLOO_RENDEZVOUS_ADDR and _PORT are not "
+                         "set: start the job with hvdrun");
+    if (iface == NULL || *iface == '\0')
+        return comm_fail(c, COLL_EIDENTITY,
+                         "HOROVOD_GLOO_IFACE is not set: the network to use "
+                         "is unknown");
+    c->client = hvdd_client_new(addr, (int)port, getenv("HVDD_TOKEN"),
+                                (double)timeout_s);
+    if (c->client == NULL)
+        return comm_fail(c, COLL_ENOMEM, "out of memory");
+    snprintf(prefix, sizeof(prefix), "comm%d", generation++);
+    r = gb_connect(&c->gloo, c->client, "collective", prefix, c->rank, c->size,
+                   iface, (int)(timeout_s * 1000), c->last_error,
+                   sizeof(c->last_error));
+    if (r == COLL_ETRANSPORT)
+        r = COLL_ERENDEZVOUS;
+    return r;
+}
+
+void
+comm_disconnect(coll_comm *c)
+{
+    gb_free(c->gloo);
+    hvdd_client_free(c->client);
+    c->gloo = NULL;
+    c->client = NULL;
+}

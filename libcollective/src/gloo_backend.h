@@ -1,0 +1,38 @@
+/* The Gloo backend behind a C wall: the only C++ in the tree. Every call
+ * returns 0 or a negative COLL_E* code, with the detail in err; Gloo's
+ * exceptions never cross this line. Private to libcollective. */
+#ifndef COLL_GLOO_BACKEND_H
+#define COLL_GLOO_BACKEND_H
+
+#include <stddef.h>
+
+#include "client.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct gloo_ctx gloo_ctx;
+
+/* Connects `size` ranks through hvdd's store (scope, with this prefix for
+ * every key: each context needs its own) on interface iface. */
+int gb_connect(gloo_ctx **out, hvdd_client *client, const char *scope,
+               const char *prefix, int rank, int size, const char *iface,
+               int timeout_ms, char *err, size_t errlen);
+void gb_free(gloo_ctx *g);
+
+/* In place on buf. dtype and op are COLL_DT_* and COLL_OP_* (not avg). */
+int gb_allreduce(gloo_ctx *g, void *buf, size_t count, int dtype, int op,
+                 char *err, size_t errlen);
+int gb_broadcast(gloo_ctx *g, void *buf, size_t bytes, int root, char *err,
+                 size_t errlen);
+/* out holds size * bytes. */
+int gb_allgather(gloo_ctx *g, const void *in, void *out, size_t bytes,
+                 char *err, size_t errlen);
+int gb_barrier(gloo_ctx *g, char *err, size_t errlen);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,212 @@
+/* Test worker for libcollective: every operation, type and op against a
+ * reference computed here from the same formula every rank uses.
+ * usage: coll_check [all | mismatch | die RANK]
+ * Prints "rank R: N checks passed" or the first failure (exit 1). */
+#include <math.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <collective.h>
+
+static int checks;
+
+#define FAIL(...)                                                              \
+    do {                                                                       \
+        fprintf(stderr, __VA_ARGS__);                                          \
+        fputc('\n', stderr);                                                   \
+        exit(1);                                                               \
+    } while (0)
+
+/* The value rank r contributes at index i: small, exact in every type. */
+static double
+value(int r, size_t i)
+{
+    return (double)((r * 7 + (int)(i % 13)) % 11 + 1);
+}
+
+static void
+put(void *buf, coll_dtype dt, size_t i, double v)
+{
+    switch (dt) {
+    case COLL_DT_U8:
+        ((uint8_t *)buf)[i] = (uint8_t)v;
+        break;
+    case COLL_DT_I8:
+        ((int8_t *)buf)[i] = (int8_t)v;
+        break;
+    case COLL_DT_I32:
+        ((int32_t *)buf)[i] = (int32_t)v;
+        break;
+    case COLL_DT_I64:
+        ((int64_t *)buf)[i] = (int64_t)v;
+        break;
+    case COLL_DT_F32:
+        ((float *)buf)[i] = (float)v;
+        break;
+    default:
+        ((double *)buf)[i] = v;
+    }
+}
+
+static double
+get(const void *buf, coll_dtype dt, size_t i)
+{
+    switch (dt) {
+    case COLL_DT_U8:
+        return ((const uint8_t *)buf)[i];
+    case COLL_DT_I8:
+        return ((const int8_t *)buf)[i];
+    case COLL_DT_I32:
+        return ((const int32_t *)buf)[i];
+    case COLL_DT_I64:
+        return (double)((const int64_t *)buf)[i];
+    case COLL_DT_F32:
+        return ((const float *)buf)[i];
+    default:
+        return ((const double *)buf)[i];
+    }
+}
+
+static double
+reference(coll_op op, coll_dtype dt, int size, size_t i)
+{
+    double acc = value(0, i);
+
+    for (int r = 1; r < size; r++) {
+        double v = value(r, i);
+        acc = op == COLL_OP_MIN    ? fmin(acc, v)
+              : op == COLL_OP_MAX  ? fmax(acc, v)
+              : op == COLL_OP_PROD ? acc * v
+                                   : acc + v;
+    }
+    if (op == COLL_OP_AVG && dt == COLL_DT_F32)
+        acc = (double)((float)acc / (float)size); /* as computed in float */
+    else if (op == COLL_OP_AVG)
+        acc = dt == COLL_DT_F64 ? acc / size : floor(acc / size);
+    return acc;
+}
+
+static void
+check_allreduce(coll_comm *c, coll_dtype dt, coll_op op, size_t n, int in_place)
+{
+    size_t es = coll_dtype_size(dt);
+    char *send = malloc(n * es + 1), *recv = malloc(n * es + 1);
+    int r, rank = coll_rank(c), size = coll_size(c);
+
+    for (size_t i = 0; i < n; i++)
+        put(send, dt, i, value(rank, i));
+    r = coll_allreduce(c, send, in_place ? send : recv, n, dt, op);
+    if (r != 0)
+        FAIL("allreduce dt %d op %d n %zu: %s: %s", dt, op, n, coll_strerror(r),
+             coll_last_error(c));
+    for (size_t i = 0; i < n; i++) {
+        double got = get(in_place ? send : recv, dt, i);
+        double want = reference(op, dt, size, i);
+        if (got != want)
+            FAIL("allreduce dt %d op %d n %zu in_place %d: [%zu] = %.17g, want "
+                 "%.17g",
+                 dt, op, n, in_place, i, got, want);
+    }
+    checks++;
+    free(send);
+    free(recv);
+}
+
+static void
+check_broadcast_allgather(coll_comm *c, size_t n)
+{
+    int rank = coll_rank(c), size = coll_size(c), root = size - 1;
+    double *buf = malloc(n * sizeof(double) + 8);
+    double *all = malloc(n * size * sizeof(double) + 8);
+    int r;
+
+    for (size_t i = 0; i < n; i++)
+        buf[i] = rank == root ? value(root, i) + 0.5 : -1;
+    if ((r = coll_broadcast(c, buf, n, COLL_DT_F64, root)) != 0)
+        FAIL("broadcast: %s: %s", coll_strerror(r), coll_last_error(c));
+    for (size_t i = 0; i < n; i++)
+        if (buf[i] != value(root, i) + 0.5)
+            FAIL("broadcast n %zu: [%zu] = %g", n, i, buf[i]);
+    for (size_t i = 0; i < n; i++)
+        buf[i] = value(rank, i);
+    if ((r = coll_allgather(c, buf, all, n, COLL_DT_F64)) != 0)
+        FAIL("allgather: %s: %s", coll_strerror(r), coll_last_error(c));
+    for (int k = 0; k < size; k++)
+        for (size_t i = 0; i < n; i++)
+            if (all[k * n + i] != value(k, i))
+                FAIL("allgather n %zu: rank %d [%zu] = %g", n, k, i,
+                     all[k * n + i]);
+    checks += 2;
+    free(buf);
+    free(all);
+}
+
+static int
+run_all(coll_comm *c)
+{
+    static const coll_dtype dts[] = {COLL_DT_U8,  COLL_DT_I8,  COLL_DT_I32,
+                                     COLL_DT_I64, COLL_DT_F32, COLL_DT_F64};
+    static const size_t sizes[] = {0, 1, 7, 1000, 1 << 20};
+
+    for (size_t d = 0; d < sizeof(dts) / sizeof(dts[0]); d++)
+        for (int op = COLL_OP_SUM; op <= COLL_OP_PROD; op++) {
+            if (op == COLL_OP_PROD && coll_dtype_size(dts[d]) == 1)
+                continue; /* 11^4 does not fit in 8 bits */
+            for (size_t s = 0; s < 4; s++)
+                check_allreduce(c, dts[d], op, sizes[s], s % 2);
+        }
+    check_allreduce(c, COLL_DT_F32, COLL_OP_SUM, sizes[4], 0);
+    for (size_t s = 0; s < 5; s++)
+        check_broadcast_allgather(c, sizes[s]);
+    if (coll_barrier(c) != 0)
+        FAIL("barrier: %s", coll_last_error(c));
+    checks++;
+    printf("rank %d: %d checks passed\n", coll_rank(c), checks);
+    return 0;
+}
+
+int
+main(int argc, char **argv)
+{
+    const char *mode = argc > 1 ? argv[1] : "all";
+    coll_comm *c;
+    float x[16] = {0};
+    int r;
+
+    if (strcmp(mode, "die") == 0) /* see below */
+        signal(SIGTERM, SIG_IGN);
+    if ((r = coll_init(&c)) != 0)
+        FAIL("init: %s: %s", coll_strerror(r), coll_last_error(NULL));
+    if (strcmp(mode, "all") == 0)
+        r = run_all(c);
+    else if (strcmp(mode, "mismatch") == 0) {
+        /* rank 0 sends 16 floats, the others 8 */
+        r = coll_allreduce(c, x, x, coll_rank(c) == 0 ? 16 : 8, COLL_DT_F32,
+                           COLL_OP_SUM);
+        printf("rank %d: %s: %s\n", coll_rank(c), coll_strerror(r),
+               coll_last_error(c));
+        r = r == COLL_EMISMATCH ? 0 : 1;
+    } else if (strcmp(mode, "die") == 0 && argc > 2) {
+        /* one rank dies; the others must get an error, not hang. They
+         * ignore hvdrun's SIGTERM (from the start, so no race) so that the
+         * test sees what they got. */
+        /* every rank joined before one dies */
+        if ((r = coll_barrier(c)) == 0 &&
+            coll_rank(c) == (int)strtol(argv[2], NULL, 10))
+            kill(getpid(), SIGKILL);
+        static float big[1 << 20];
+        if (r == 0)
+            r = coll_allreduce(c, big, big, 1 << 20, COLL_DT_F32, COLL_OP_SUM);
+        printf("rank %d: %s: %s\n", coll_rank(c), coll_strerror(r),
+               coll_last_error(c));
+        r = coll_allreduce(c, big, big, 4, COLL_DT_F32, COLL_OP_SUM);
+        printf("rank %d: after: %s\n", coll_rank(c), coll_strerror(r));
+        r = 0;
+    }
+    coll_finalize(c);
+    return r;
+}

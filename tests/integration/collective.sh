@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# libcollective over Gloo through hvdrun and hvdd: every operation, type
+# and op against a local reference on 1-4 ranks; a count mismatch and a
+# dead peer are errors, not aborts or hangs.
+. "$(dirname "$0")/lib.sh"
+CHECK=${COLL_CHECK:?set COLL_CHECK to the coll_check program}
+HELLO=${HELLO:?set HELLO to the hello example}
+
+for np in 1 2 3 4; do
+    hvd -np $np "$CHECK"
+    check "$np ranks: exit 0" [ "$RC" -eq 0 ]
+    check "$np ranks: every rank passed every check" \
+        [ "$(grep -c 'checks passed$' "$TMP/out")" -eq $np ]
+done
+
+# the identity coll_init reads, on two "hosts" (this one, named twice)
+hvd -H localhost:2,127.0.0.1:1 "$HELLO"
+check "identity: rank 1" grep -q '^\[1\]<stdout>:rank 1 of 3 (local 1 of 2, cross 0 of 1)' "$TMP/out"
+check "identity: rank 2" grep -q '^\[2\]<stdout>:rank 2 of 3 (local 0 of 1, cross 1 of 2)' "$TMP/out"
+
+hvd -np 3 "$CHECK" mismatch
+check "count mismatch: error on every rank, no abort" [ "$RC" -eq 0 ]
+check "count mismatch: reported" \
+    [ "$(grep -c 'ranks called the operation with different arguments' "$TMP/out")" -eq 3 ]
+
+start=$(date +%s%N)
+hvd --kill-grace 20 -np 3 "$CHECK" die 1
+took=$((($(date +%s%N) - start) / 1000000))
+check "dead peer: hvdrun reports rank 1's signal" grep -q "rank 1 on localhost was killed by signal 9" "$TMP/err"
+check "dead peer: exit 137" [ "$RC" -eq 137 ]
+check "dead peer: the others got an error ($took ms)" \
+    [ "$(grep -c 'a peer failed or timed out: \(allreduce\|barrier\)' "$TMP/out")" -eq 2 ]
+check "dead peer: the comm is dead afterwards" \
+    [ "$(grep -c 'after: the communicator failed earlier' "$TMP/out")" -eq 2 ]
+finish
