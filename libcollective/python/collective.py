@@ -1,0 +1,140 @@
+"""libcollective for Python: numpy arrays over the C API (ctypes).
+
+    import collective
+    comm = collective.Comm()          # identity from hvdrun's environment
+    g = comm.allreduce(grad, op="avg")
+    comm.broadcast(weights, root=0)   # in place
+
+The library is found through $COLLECTIVE_LIB, then a build tree beside
+this file (build/lib), then the system's library path.
+"""
+import ctypes
+import ctypes.util
+import os
+
+import numpy as np
+
+_DTYPES = {
+    np.dtype(np.uint8): 0,
+    np.dtype(np.int8): 1,
+    np.dtype(np.int32): 2,
+    np.dtype(np.int64): 3,
+    np.dtype(np.float16): 4,
+    np.dtype(np.float32): 6,
+    np.dtype(np.float64): 7,
+}
+_OPS = {"sum": 0, "avg": 1, "min": 2, "max": 3, "prod": 4}
+
+
+class CollectiveError(RuntimeError):
+    """A libcollective call failed; .code is the negative COLL_E* code."""
+
+    def __init__(self, code, message):
+        super().__init__(message)
+        self.code = code
+
+
+def _find_library():
+    here = os.path.dirname(os.path.abspath(__file__))
+    candidates = [os.environ.get("COLLECTIVE_LIB"),
+                  os.path.join(here, "..", "..", "build", "lib",
+                               "libcollective.so"),
+                  ctypes.util.find_library("collective")]
+    for path in candidates:
+        if path and (os.path.exists(path) or not os.path.dirname(path)):
+            return path
+    raise OSError("libcollective not found: set COLLECTIVE_LIB")
+
+
+def _load():
+    lib = ctypes.CDLL(_find_library())
+    vp, sz, i = ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int
+    lib.coll_init.argtypes = [ctypes.POINTER(vp)]
+    lib.coll_finalize.argtypes = [vp]
+    for name in ("rank", "size", "local_rank", "local_size", "cross_rank",
+                 "cross_size"):
+        getattr(lib, "coll_" + name).argtypes = [vp]
+    lib.coll_allreduce.argtypes = [vp, vp, vp, sz, i, i]
+    lib.coll_broadcast.argtypes = [vp, vp, sz, i, i]
+    lib.coll_allgather.argtypes = [vp, vp, vp, sz, i]
+    lib.coll_barrier.argtypes = [vp]
+    lib.coll_strerror.restype = ctypes.c_char_p
+    lib.coll_strerror.argtypes = [i]
+    lib.coll_last_error.restype = ctypes.c_char_p
+    lib.coll_last_error.argtypes = [vp]
+    return lib
+
+
+_lib = _load()
+
+
+class Comm:
+    """This process's membership in the job."""
+
+    def __init__(self):
+        handle = ctypes.c_void_p()
+        self._check(_lib.coll_init(ctypes.byref(handle)), None)
+        self._c = handle
+
+    def _check(self, code, handle):
+        if code != 0:
+            detail = _lib.coll_last_error(handle).decode(errors="replace")
+            name = _lib.coll_strerror(code).decode()
+            raise CollectiveError(code, f"{name}: {detail}")
+
+    def close(self):
+        if self._c:
+            _lib.coll_finalize(self._c)
+            self._c = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    rank = property(lambda self: _lib.coll_rank(self._c))
+    size = property(lambda self: _lib.coll_size(self._c))
+    local_rank = property(lambda self: _lib.coll_local_rank(self._c))
+    local_size = property(lambda self: _lib.coll_local_size(self._c))
+    cross_rank = property(lambda self: _lib.coll_cross_rank(self._c))
+    cross_size = property(lambda self: _lib.coll_cross_size(self._c))
+
+    @staticmethod
+    def _array(a):
+        a = np.ascontiguousarray(a)
+        if a.dtype not in _DTYPES:
+            raise TypeError(f"dtype {a.dtype} is not supported")
+        return a
+
+    def allreduce(self, array, op="sum"):
+        """A new array: op over every rank's array (same shape and dtype)."""
+        src = self._array(array)
+        out = np.empty_like(src)
+        self._check(_lib.coll_allreduce(self._c, src.ctypes.data,
+                                        out.ctypes.data, src.size,
+                                        _DTYPES[src.dtype], _OPS[op]),
+                    self._c)
+        return out
+
+    def broadcast(self, array, root=0):
+        """Overwrites a contiguous array with root's; returns it."""
+        if not array.flags["C_CONTIGUOUS"]:
+            raise ValueError("broadcast needs a contiguous array")
+        self._array(array)
+        self._check(_lib.coll_broadcast(self._c, array.ctypes.data,
+                                        array.size, _DTYPES[array.dtype],
+                                        root), self._c)
+        return array
+
+    def allgather(self, array):
+        """Every rank's array stacked along a new first axis."""
+        src = self._array(array)
+        out = np.empty((self.size,) + src.shape, dtype=src.dtype)
+        self._check(_lib.coll_allgather(self._c, src.ctypes.data,
+                                        out.ctypes.data, src.size,
+                                        _DTYPES[src.dtype]), self._c)
+        return out
+
+    def barrier(self):
+        self._check(_lib.coll_barrier(self._c), self._c)

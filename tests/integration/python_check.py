@@ -1,0 +1,38 @@
+"""Test worker for the Python binding: results against numpy references,
+and errors raised as CollectiveError."""
+import os
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.environ["COLLECTIVE_PY"])
+import collective  # noqa: E402
+
+comm = collective.Comm()
+r, n = comm.rank, comm.size
+a = np.arange(10, dtype=np.float32) + r
+want = sum(np.arange(10, dtype=np.float32) + k for k in range(n))
+assert np.array_equal(comm.allreduce(a), want), "allreduce sum"
+assert np.array_equal(comm.allreduce(a, op="max"), a - r + n - 1), "max"
+assert np.allclose(comm.allreduce(a.astype(np.float64), op="avg"),
+                   want / n), "avg f64"
+ints = np.full((2, 3), r + 1, dtype=np.int64)
+assert comm.allreduce(ints, op="prod").shape == (2, 3), "shape kept"
+g = comm.allgather(np.array([r, r * r], dtype=np.int32))
+assert g.tolist() == [[k, k * k] for k in range(n)], "allgather"
+b = np.full(5, r, dtype=np.float64)
+comm.broadcast(b, root=n - 1)
+assert (b == n - 1).all(), "broadcast"
+comm.barrier()
+if n > 1:  # a job of one cannot disagree with itself
+    try:
+        comm.allreduce(np.zeros(4 if r == 0 else 3, dtype=np.float32))
+        raise AssertionError("mismatch not raised")
+    except collective.CollectiveError as e:
+        assert "different arguments" in str(e), str(e)
+try:
+    comm.allreduce(np.zeros(2, dtype=np.complex64))
+    raise AssertionError("bad dtype accepted")
+except TypeError:
+    pass
+print(f"rank {r}: python binding ok")
