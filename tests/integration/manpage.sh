@@ -17,10 +17,14 @@ HVDD=${HVDD:?set HVDD to the hvdd binary}
 for o in $("$HVDD" --help | grep -oE -- '--?[a-z][a-z-]*' | sort -u); do
     check "hvdd.8 documents $o" grep -qF -- "$(printf '%s' "$o" | sed 's/-/\\-/g')" "$MANDIR/hvdd.8"
 done
+# every function of the public header is in collective.3
+for f in $(grep -oE '^COLL_API [a-z_ *]+ ?\**(coll_[a-z_]+)' "$MANDIR/../libcollective/include/collective.h" | grep -oE 'coll_[a-z_]+$'); do
+    check "collective.3 documents $f" grep -q "$f" "$MANDIR/collective.3"
+done
 "$HVDRUN" --version | grep -qE '^hvdrun [0-9]+\.[0-9]+\.[0-9]+$'
 check "--version" [ $? -eq 0 ]
 if command -v groff >/dev/null; then
-    for page in hvdrun.1 hvdrun-hostfile.5 hvdd.8; do
+    for page in hvdrun.1 hvdrun-hostfile.5 hvdd.8 collective.3; do
         w=$(groff -man -Tutf8 -ww -z "$MANDIR/$page" 2>&1)
         check "$page renders without warnings" [ -z "$w" ]
     done
