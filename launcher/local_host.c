@@ -12,25 +12,34 @@
 
 #include "nic.h"
 
+/* The numeric address of an ifaddrs entry, or "" for other families. */
+static void
+numeric(const struct ifaddrs *i, char *buf, size_t size)
+{
+    buf[0] = '\0';
+    if (i->ifa_addr == NULL || (i->ifa_addr->sa_family != AF_INET &&
+                                i->ifa_addr->sa_family != AF_INET6))
+        return;
+    if (getnameinfo(i->ifa_addr,
+                    i->ifa_addr->sa_family == AF_INET
+                        ? sizeof(struct sockaddr_in)
+                        : sizeof(struct sockaddr_in6),
+                    buf, size, NULL, 0, NI_NUMERICHOST) != 0)
+        buf[0] = '\0';
+}
+
 static int
 is_interface_address(const char *name)
 {
     struct ifaddrs *ifs, *i;
-    char buf[INET6_ADDRSTRLEN];
+    char buf[INET6_ADDRSTRLEN + 8];
     int found = 0;
 
     if (getifaddrs(&ifs) != 0)
         return 0;
     for (i = ifs; i && !found; i = i->ifa_next) {
-        if (i->ifa_addr == NULL || (i->ifa_addr->sa_family != AF_INET &&
-                                    i->ifa_addr->sa_family != AF_INET6))
-            continue;
-        if (getnameinfo(i->ifa_addr,
-                        i->ifa_addr->sa_family == AF_INET
-                            ? sizeof(struct sockaddr_in)
-                            : sizeof(struct sockaddr_in6),
-                        buf, sizeof(buf), NULL, 0, NI_NUMERICHOST) == 0)
-            found = strcmp(buf, name) == 0;
+        numeric(i, buf, sizeof(buf));
+        found = buf[0] && strcmp(buf, name) == 0;
     }
     freeifaddrs(ifs);
     return found;
@@ -78,22 +87,6 @@ free_local_port(void)
         port = ntohs(a.sin_port);
     close(fd);
     return port;
-}
-
-/* The numeric address of an ifaddrs entry, or "" for other families. */
-static void
-numeric(const struct ifaddrs *i, char *buf, size_t size)
-{
-    buf[0] = '\0';
-    if (i->ifa_addr == NULL || (i->ifa_addr->sa_family != AF_INET &&
-                                i->ifa_addr->sa_family != AF_INET6))
-        return;
-    if (getnameinfo(i->ifa_addr,
-                    i->ifa_addr->sa_family == AF_INET
-                        ? sizeof(struct sockaddr_in)
-                        : sizeof(struct sockaddr_in6),
-                    buf, size, NULL, 0, NI_NUMERICHOST) != 0)
-        buf[0] = '\0';
 }
 
 /* One entry: an interface name, or a CIDR. Returns 1 when found. */
