@@ -96,6 +96,26 @@ COLL_API int coll_allgather(coll_comm *c, const void *send, void *recv,
                             size_t count, coll_dtype dt);
 COLL_API int coll_barrier(coll_comm *c);
 
+/* Rank r contributes counts[r] elements (count == counts[rank]); recv
+ * holds them all in rank order. Every rank passes the same counts. */
+COLL_API int coll_allgatherv(coll_comm *c, const void *send, size_t count,
+                             void *recv, const size_t *counts, coll_dtype dt);
+/* send holds size blocks of count elements, block r for rank r; recv gets
+ * block `rank` of every rank, in rank order. */
+COLL_API int coll_alltoall(coll_comm *c, const void *send, void *recv,
+                           size_t count, coll_dtype dt);
+/* send_counts[r] elements go to rank r (blocks in rank order), and
+ * recv_counts[r] come from rank r; each rank's recv_counts[r] must equal
+ * rank r's send_counts[rank] (checked). */
+COLL_API int coll_alltoallv(coll_comm *c, const void *send,
+                            const size_t *send_counts, void *recv,
+                            const size_t *recv_counts, coll_dtype dt);
+/* op over every rank's send (count elements); rank r receives block r:
+ * count / size elements, one more for r < count % size. recv holds that
+ * block. (Computed as an allreduce, then the block is kept.) */
+COLL_API int coll_reducescatter(coll_comm *c, const void *send, void *recv,
+                                size_t count, coll_dtype dt, coll_op op);
+
 /* Bytes of one element. */
 COLL_API size_t coll_dtype_size(coll_dtype dt);
 

@@ -26,8 +26,8 @@ coll_dtype_size(coll_dtype dt)
     return 0;
 }
 
-static int
-usable(coll_comm *c)
+int
+comm_usable(coll_comm *c)
 {
     if (c == NULL)
         return COLL_EINVAL;
@@ -40,8 +40,8 @@ usable(coll_comm *c)
 /* Every rank must pass the same arguments: Gloo aborts the process on a
  * count mismatch. One small allreduce of (v, -v) under MAX tells each
  * rank whether all agree. */
-static int
-agree(coll_comm *c, const char *what, int64_t a, int64_t b, int64_t d)
+int
+comm_agree(coll_comm *c, const char *what, int64_t a, int64_t b, int64_t d)
 {
     int64_t v[6] = {a, b, d, -a, -b, -d}, want[3] = {a, b, d};
     int r;
@@ -92,7 +92,7 @@ coll_allreduce(coll_comm *c, const void *send, void *recv, size_t count,
     size_t es = coll_dtype_size(dt);
     int r;
 
-    if ((r = usable(c)) != 0)
+    if ((r = comm_usable(c)) != 0)
         return r;
     if (es == 0 || op < COLL_OP_SUM || op > COLL_OP_PROD ||
         (count && (send == NULL || recv == NULL)))
@@ -102,8 +102,8 @@ coll_allreduce(coll_comm *c, const void *send, void *recv, size_t count,
     if (send != recv && count)
         memmove(recv, send, count * es);
     if (c->size == 1 || count == 0)
-        return c->size == 1 ? 0 : agree(c, "allreduce", 0, dt, op);
-    if ((r = agree(c, "allreduce", (int64_t)count, dt, op)) != 0)
+        return c->size == 1 ? 0 : comm_agree(c, "allreduce", 0, dt, op);
+    if ((r = comm_agree(c, "allreduce", (int64_t)count, dt, op)) != 0)
         return r;
     r = gb_allreduce(c->gloo, recv, count, dt,
                      op == COLL_OP_AVG ? COLL_OP_SUM : op, c->last_error,
@@ -121,13 +121,13 @@ coll_broadcast(coll_comm *c, void *buf, size_t count, coll_dtype dt, int root)
     size_t es = coll_dtype_size(dt);
     int r;
 
-    if ((r = usable(c)) != 0)
+    if ((r = comm_usable(c)) != 0)
         return r;
     if (es == 0 || root < 0 || root >= c->size || (count && buf == NULL))
         return comm_fail(c, COLL_EINVAL, "broadcast: bad type, root or buffer");
     if (c->size == 1)
         return 0;
-    if ((r = agree(c, "broadcast", (int64_t)count, dt, root)) != 0 ||
+    if ((r = comm_agree(c, "broadcast", (int64_t)count, dt, root)) != 0 ||
         count == 0)
         return r;
     r = gb_broadcast(c->gloo, buf, count * es, root, c->last_error,
@@ -142,7 +142,7 @@ coll_allgather(coll_comm *c, const void *send, void *recv, size_t count,
     size_t es = coll_dtype_size(dt);
     int r;
 
-    if ((r = usable(c)) != 0)
+    if ((r = comm_usable(c)) != 0)
         return r;
     if (es == 0 || (count && (send == NULL || recv == NULL)))
         return comm_fail(c, COLL_EINVAL, "allgather: bad type or buffer");
@@ -151,7 +151,8 @@ coll_allgather(coll_comm *c, const void *send, void *recv, size_t count,
             memmove(recv, send, count * es);
         return 0;
     }
-    if ((r = agree(c, "allgather", (int64_t)count, dt, 0)) != 0 || count == 0)
+    if ((r = comm_agree(c, "allgather", (int64_t)count, dt, 0)) != 0 ||
+        count == 0)
         return r;
     r = gb_allgather(c->gloo, send, recv, count * es, c->last_error,
                      sizeof(c->last_error));
@@ -163,7 +164,7 @@ coll_barrier(coll_comm *c)
 {
     int r;
 
-    if ((r = usable(c)) != 0)
+    if ((r = comm_usable(c)) != 0)
         return r;
     if (c->size == 1)
         return 0;

@@ -3,6 +3,7 @@
 #define COLL_COMM_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "client.h"
 #include "gloo_backend.h"
@@ -26,6 +27,11 @@ int comm_fail(coll_comm *c, int code, const char *fmt, ...)
  * a job of one. */
 int comm_connect(coll_comm *c);
 void comm_disconnect(coll_comm *c);
+
+/* 0, or COLL_EINVAL for NULL, or COLL_EDEAD after a transport failure. */
+int comm_usable(coll_comm *c);
+/* Checks that every rank passed the same (a, b, d); COLL_EMISMATCH if not. */
+int comm_agree(coll_comm *c, const char *what, int64_t a, int64_t b, int64_t d);
 
 extern _Thread_local char coll_init_detail[512];
 

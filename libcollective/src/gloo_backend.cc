@@ -12,6 +12,9 @@
 #include <string>
 
 #include <gloo/allgather.h>
+#include <gloo/allgatherv.h>
+#include <gloo/alltoall.h>
+#include <gloo/alltoallv.h>
 #include <gloo/allreduce.h>
 #include <gloo/barrier.h>
 #include <gloo/broadcast.h>
@@ -23,11 +26,13 @@
 
 #include "collective.h"
 
-namespace {
+namespace
+{
 
 // Gloo's key-value needs over hvdd's store. get() blocks until the key
 // exists (Gloo asks for keys before they are set) or the deadline passes.
-class HvddStore : public gloo::rendezvous::Store {
+class HvddStore : public gloo::rendezvous::Store
+{
   public:
     HvddStore(hvdd_client *c, std::string scope, int timeout_ms)
         : client_(c), scope_(std::move(scope)), timeout_ms_(timeout_ms)
@@ -89,17 +94,15 @@ class HvddStore : public gloo::rendezvous::Store {
     // Long-polls in slices, so that a wait never outlives the deadline.
     int fetch(const std::string &key, int ms, char **data, size_t *len)
     {
-        auto end = std::chrono::steady_clock::now() +
-                   std::chrono::milliseconds(ms);
+        auto end =
+            std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
         for (;;) {
             auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
                             end - std::chrono::steady_clock::now())
                             .count();
-            int r = hvdd_client_get(client_, scope_.c_str(),
-                                    name(key).c_str(),
-                                    (int)std::max<long>(1, std::min<long>(
-                                                               left, 30000)),
-                                    data, len);
+            int r = hvdd_client_get(
+                client_, scope_.c_str(), name(key).c_str(),
+                (int)std::max<long>(1, std::min<long>(left, 30000)), data, len);
             if (r != HVDD_ENOTFOUND || left <= 0)
                 return r;
         }
@@ -200,8 +203,8 @@ allreduce_as(gloo_ctx *g, void *buf, size_t count, int op)
 }
 
 extern "C" int
-gb_allreduce(gloo_ctx *g, void *buf, size_t count, int dtype, int op,
-             char *err, size_t errlen)
+gb_allreduce(gloo_ctx *g, void *buf, size_t count, int dtype, int op, char *err,
+             size_t errlen)
 {
     return guarded("allreduce", err, errlen, [&] {
         switch (dtype) {
@@ -267,5 +270,55 @@ gb_barrier(gloo_ctx *g, char *err, size_t errlen)
         opts.setTag(g->tag++);
         opts.setTimeout(g->timeout);
         gloo::barrier(opts);
+    });
+}
+
+extern "C" int
+gb_allgatherv(gloo_ctx *g, const void *in, void *out, const size_t *bytes,
+              char *err, size_t errlen)
+{
+    return guarded("allgatherv", err, errlen, [&] {
+        int size = g->context->size, rank = g->context->rank;
+        gloo::AllgathervOptions opts(g->context);
+        opts.setInput(const_cast<uint8_t *>(static_cast<const uint8_t *>(in)),
+                      bytes[rank]);
+        opts.setOutput(static_cast<uint8_t *>(out),
+                       std::vector<size_t>(bytes, bytes + size));
+        opts.setTag(g->tag++);
+        opts.setTimeout(g->timeout);
+        gloo::allgatherv(opts);
+    });
+}
+
+extern "C" int
+gb_alltoall(gloo_ctx *g, const void *in, void *out, size_t bytes, char *err,
+            size_t errlen)
+{
+    return guarded("alltoall", err, errlen, [&] {
+        size_t total = bytes * (size_t)g->context->size;
+        gloo::AlltoallOptions opts(g->context);
+        opts.setInput(const_cast<uint8_t *>(static_cast<const uint8_t *>(in)),
+                      total);
+        opts.setOutput(static_cast<uint8_t *>(out), total);
+        opts.setTag(g->tag++);
+        opts.setTimeout(g->timeout);
+        gloo::alltoall(opts);
+    });
+}
+
+extern "C" int
+gb_alltoallv(gloo_ctx *g, const void *in, const int64_t *send, void *out,
+             const int64_t *recv, char *err, size_t errlen)
+{
+    return guarded("alltoallv", err, errlen, [&] {
+        int size = g->context->size;
+        gloo::AlltoallvOptions opts(g->context);
+        opts.setInput(const_cast<uint8_t *>(static_cast<const uint8_t *>(in)),
+                      std::vector<int64_t>(send, send + size));
+        opts.setOutput(static_cast<uint8_t *>(out),
+                       std::vector<int64_t>(recv, recv + size));
+        opts.setTag(g->tag++);
+        opts.setTimeout(g->timeout);
+        gloo::alltoallv(opts);
     });
 }

@@ -5,6 +5,7 @@
 #define COLL_GLOO_BACKEND_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "client.h"
 
@@ -30,6 +31,15 @@ int gb_broadcast(gloo_ctx *g, void *buf, size_t bytes, int root, char *err,
 int gb_allgather(gloo_ctx *g, const void *in, void *out, size_t bytes,
                  char *err, size_t errlen);
 int gb_barrier(gloo_ctx *g, char *err, size_t errlen);
+/* bytes[r]: what rank r contributes; out holds their sum, in rank order. */
+int gb_allgatherv(gloo_ctx *g, const void *in, void *out, const size_t *bytes,
+                  char *err, size_t errlen);
+/* Each rank sends bytes to each rank; in and out hold size * bytes. */
+int gb_alltoall(gloo_ctx *g, const void *in, void *out, size_t bytes, char *err,
+                size_t errlen);
+/* send[r] bytes go to rank r, recv[r] bytes come from rank r. */
+int gb_alltoallv(gloo_ctx *g, const void *in, const int64_t *send, void *out,
+                 const int64_t *recv, char *err, size_t errlen);
 
 #ifdef __cplusplus
 }

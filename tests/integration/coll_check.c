@@ -145,6 +145,62 @@ check_broadcast_allgather(coll_comm *c, size_t n)
     free(all);
 }
 
+/* allgatherv, alltoall, alltoallv and reducescatter with uneven counts */
+static void
+check_v_variants(coll_comm *c)
+{
+    int rank = coll_rank(c), n = coll_size(c), r;
+    size_t counts[64], sc[64], rc[64], total = 0, off = 0;
+    double out[4096], in[256];
+
+    for (int k = 0; k < n; k++)
+        total += counts[k] = (size_t)k + 1;
+    for (size_t i = 0; i < counts[rank]; i++)
+        in[i] = value(rank, i);
+    if ((r = coll_allgatherv(c, in, counts[rank], out, counts, COLL_DT_F64)))
+        FAIL("allgatherv: %s", coll_last_error(c));
+    for (int k = 0; k < n; off += counts[k++])
+        for (size_t i = 0; i < counts[k]; i++)
+            if (out[off + i] != value(k, i))
+                FAIL("allgatherv: rank %d [%zu] = %g", k, i, out[off + i]);
+    for (int k = 0; k < n; k++)
+        for (size_t i = 0; i < 3; i++)
+            in[k * 3 + i] = 100 * rank + 10 * k + (double)i;
+    if ((r = coll_alltoall(c, in, out, 3, COLL_DT_F64)))
+        FAIL("alltoall: %s", coll_last_error(c));
+    for (int k = 0; k < n; k++)
+        for (size_t i = 0; i < 3; i++)
+            if (out[k * 3 + i] != 100 * k + 10 * rank + (double)i)
+                FAIL("alltoall: from %d [%zu] = %g", k, i, out[k * 3 + i]);
+    off = 0;
+    for (int k = 0; k < n; k++) {
+        sc[k] = (size_t)(rank + k) % 3 + 1; /* symmetric: rc[k] == sc[k] */
+        rc[k] = sc[k];
+        for (size_t i = 0; i < sc[k]; i++)
+            in[off++] = 1000 * rank + k;
+    }
+    if ((r = coll_alltoallv(c, in, sc, out, rc, COLL_DT_F64)))
+        FAIL("alltoallv: %s", coll_last_error(c));
+    off = 0;
+    for (int k = 0; k < n; k++)
+        for (size_t i = 0; i < rc[k]; i++, off++)
+            if (out[off] != 1000 * k + rank)
+                FAIL("alltoallv: from %d = %g", k, out[off]);
+    size_t count = 3 * (size_t)n + 1, block = count / n, start;
+    for (size_t i = 0; i < count; i++)
+        in[i] = value(rank, i);
+    start =
+        block * (size_t)rank +
+        ((size_t)rank < count % (size_t)n ? (size_t)rank : count % (size_t)n);
+    block += (size_t)rank < count % n;
+    if ((r = coll_reducescatter(c, in, out, count, COLL_DT_F64, COLL_OP_SUM)))
+        FAIL("reducescatter: %s", coll_last_error(c));
+    for (size_t i = 0; i < block; i++)
+        if (out[i] != reference(COLL_OP_SUM, COLL_DT_F64, n, start + i))
+            FAIL("reducescatter: [%zu] = %g", start + i, out[i]);
+    checks += 4;
+}
+
 static int
 run_all(coll_comm *c)
 {
@@ -162,6 +218,7 @@ run_all(coll_comm *c)
     check_allreduce(c, COLL_DT_F32, COLL_OP_SUM, sizes[4], 0);
     for (size_t s = 0; s < 5; s++)
         check_broadcast_allgather(c, sizes[s]);
+    check_v_variants(c);
     if (coll_barrier(c) != 0)
         FAIL("barrier: %s", coll_last_error(c));
     checks++;
@@ -190,6 +247,14 @@ main(int argc, char **argv)
         printf("rank %d: %s: %s\n", coll_rank(c), coll_strerror(r),
                coll_last_error(c));
         r = r == COLL_EMISMATCH ? 0 : 1;
+        /* alltoallv receive counts that do not match what is sent */
+        size_t sc[64], rc[64];
+        for (int k = 0; k < coll_size(c); k++)
+            sc[k] = rc[k] = 1;
+        rc[0] = coll_rank(c) == 1 ? 2 : 1;
+        int r2 = coll_alltoallv(c, x, sc, x, rc, COLL_DT_F32);
+        printf("rank %d: alltoallv: %s\n", coll_rank(c), coll_strerror(r2));
+        r |= r2 == COLL_EMISMATCH ? 0 : 1;
     } else if (strcmp(mode, "die") == 0 && argc > 2) {
         /* one rank dies; the others must get an error, not hang. They
          * ignore hvdrun's SIGTERM (from the start, so no race) so that the

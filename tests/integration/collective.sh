@@ -21,7 +21,9 @@ check "identity: rank 2" grep -q '^\[2\]<stdout>:rank 2 of 3 (local 0 of 1, cros
 hvd -np 3 "$CHECK" mismatch
 check "count mismatch: error on every rank, no abort" [ "$RC" -eq 0 ]
 check "count mismatch: reported" \
-    [ "$(grep -c 'ranks called the operation with different arguments' "$TMP/out")" -eq 3 ]
+    [ "$(grep -c ': ranks called the operation with different arguments: allreduce' "$TMP/out")" -eq 3 ]
+check "alltoallv count mismatch: reported on every rank" \
+    [ "$(grep -c 'alltoallv: ranks called the operation with different arguments' "$TMP/out")" -eq 3 ]
 
 start=$(date +%s%N)
 hvd --kill-grace 20 -np 3 "$CHECK" die 1

@@ -1,0 +1,171 @@
+/* The collectives with per-rank counts, alltoall, and reducescatter. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "collective.h"
+#include "comm.h"
+
+/* A digest of a counts array, so that ranks can agree on all of it. */
+static int64_t
+digest(const size_t *counts, int n)
+{
+    uint64_t h = 1469598103934665603ULL;
+
+    for (int i = 0; i < n; i++)
+        h = (h ^ (uint64_t)counts[i]) * 1099511628211ULL;
+    return (int64_t)(h >> 1);
+}
+
+int
+coll_allgatherv(coll_comm *c, const void *send, size_t count, void *recv,
+                const size_t *counts, coll_dtype dt)
+{
+    size_t es = coll_dtype_size(dt), total = 0, *bytes;
+    char err[512];
+    int r;
+
+    if ((r = comm_usable(c)) != 0)
+        return r;
+    if (es == 0 || counts == NULL || counts[c->rank] != count)
+        return comm_fail(c, COLL_EINVAL,
+                         "allgatherv: bad type, or count != counts[rank]");
+    for (int i = 0; i < c->size; i++)
+        total += counts[i];
+    if (total && (recv == NULL || (count && send == NULL)))
+        return comm_fail(c, COLL_EINVAL, "allgatherv: missing buffer");
+    if (c->size == 1) {
+        if (count && send != recv)
+            memmove(recv, send, count * es);
+        return 0;
+    }
+    if ((r = comm_agree(c, "allgatherv", (int64_t)total, dt,
+                        digest(counts, c->size))) != 0 ||
+        total == 0)
+        return r;
+    if ((bytes = malloc(sizeof(*bytes) * (size_t)c->size)) == NULL)
+        return comm_fail(c, COLL_ENOMEM, "out of memory");
+    for (int i = 0; i < c->size; i++)
+        bytes[i] = counts[i] * es;
+    r = gb_allgatherv(c->gloo, send, recv, bytes, err, sizeof(err));
+    free(bytes);
+    return r ? comm_fail(c, r, "%s", err) : 0;
+}
+
+int
+coll_alltoall(coll_comm *c, const void *send, void *recv, size_t count,
+              coll_dtype dt)
+{
+    size_t es = coll_dtype_size(dt);
+    char err[512];
+    int r;
+
+    if ((r = comm_usable(c)) != 0)
+        return r;
+    if (es == 0 || (count && (send == NULL || recv == NULL)))
+        return comm_fail(c, COLL_EINVAL, "alltoall: bad type or buffer");
+    if (c->size == 1) {
+        if (count && send != recv)
+            memmove(recv, send, count * es);
+        return 0;
+    }
+    if ((r = comm_agree(c, "alltoall", (int64_t)count, dt, 0)) != 0 ||
+        count == 0)
+        return r;
+    r = gb_alltoall(c->gloo, send, recv, count * es, err, sizeof(err));
+    return r ? comm_fail(c, r, "%s", err) : 0;
+}
+
+/* Each rank's recv_counts[r] must be rank r's send_counts[rank]: one
+ * alltoall of the send counts shows every rank what it will get. */
+static int
+check_pairs(coll_comm *c, const size_t *send_counts, const size_t *recv_counts)
+{
+    int64_t *mine = malloc(sizeof(int64_t) * 2 * (size_t)c->size);
+    int64_t *theirs = mine ? mine + c->size : NULL;
+    char err[512];
+    int r, bad = 0;
+
+    if (mine == NULL)
+        return comm_fail(c, COLL_ENOMEM, "out of memory");
+    for (int i = 0; i < c->size; i++)
+        mine[i] = (int64_t)send_counts[i];
+    r = gb_alltoall(c->gloo, mine, theirs, sizeof(int64_t), err, sizeof(err));
+    for (int i = 0; r == 0 && i < c->size; i++)
+        bad |= theirs[i] != (int64_t)recv_counts[i];
+    free(mine);
+    if (r != 0)
+        return comm_fail(c, r, "%s", err);
+    /* every rank must learn of any disagreement, not only its victims */
+    int64_t flag = bad;
+    r = gb_allreduce(c->gloo, &flag, 1, COLL_DT_I64, COLL_OP_MAX, err,
+                     sizeof(err));
+    if (r != 0)
+        return comm_fail(c, r, "%s", err);
+    return flag ? comm_fail(c, COLL_EMISMATCH,
+                            "alltoallv: a rank's receive counts do not match "
+                            "what the others send")
+                : 0;
+}
+
+int
+coll_alltoallv(coll_comm *c, const void *send, const size_t *send_counts,
+               void *recv, const size_t *recv_counts, coll_dtype dt)
+{
+    size_t es = coll_dtype_size(dt);
+    int64_t *sb, *rb;
+    char err[512];
+    int r;
+
+    if ((r = comm_usable(c)) != 0)
+        return r;
+    if (es == 0 || send_counts == NULL || recv_counts == NULL)
+        return comm_fail(c, COLL_EINVAL, "alltoallv: bad type or counts");
+    if (c->size == 1) {
+        if (send_counts[0] != recv_counts[0])
+            return comm_fail(c, COLL_EMISMATCH, "alltoallv: counts differ");
+        if (send_counts[0] && send != recv)
+            memmove(recv, send, send_counts[0] * es);
+        return 0;
+    }
+    if ((r = comm_agree(c, "alltoallv", dt, 0, 0)) != 0 ||
+        (r = check_pairs(c, send_counts, recv_counts)) != 0)
+        return r;
+    if ((sb = malloc(sizeof(int64_t) * 2 * (size_t)c->size)) == NULL)
+        return comm_fail(c, COLL_ENOMEM, "out of memory");
+    rb = sb + c->size;
+    for (int i = 0; i < c->size; i++) {
+        sb[i] = (int64_t)(send_counts[i] * es);
+        rb[i] = (int64_t)(recv_counts[i] * es);
+    }
+    r = gb_alltoallv(c->gloo, send, sb, recv, rb, err, sizeof(err));
+    free(sb);
+    return r ? comm_fail(c, r, "%s", err) : 0;
+}
+
+int
+coll_reducescatter(coll_comm *c, const void *send, void *recv, size_t count,
+                   coll_dtype dt, coll_op op)
+{
+    size_t es = coll_dtype_size(dt), block, start;
+    void *all;
+    int r;
+
+    if ((r = comm_usable(c)) != 0)
+        return r;
+    if (es == 0 || (count && (send == NULL || recv == NULL)))
+        return comm_fail(c, COLL_EINVAL, "reducescatter: bad type or buffer");
+    block = count / (size_t)c->size;
+    start = block * (size_t)c->rank + ((size_t)c->rank < count % (size_t)c->size
+                                           ? (size_t)c->rank
+                                           : count % (size_t)c->size);
+    if ((size_t)c->rank < count % (size_t)c->size)
+        block++;
+    if ((all = malloc(count * es + 1)) == NULL)
+        return comm_fail(c, COLL_ENOMEM, "out of memory");
+    r = coll_allreduce(c, send, all, count, dt, op);
+    if (r == 0 && block)
+        memcpy(recv, (char *)all + start * es, block * es);
+    free(all);
+    return r;
+}
