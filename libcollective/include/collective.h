@@ -84,8 +84,8 @@ COLL_API int coll_cross_size(const coll_comm *c);
  * failed peer or a timeout (HOROVOD_GLOO_TIMEOUT_SECONDS, default 30)
  * returns COLL_ETRANSPORT; the comm is then dead (COLL_EDEAD after). */
 
-/* recv = op over ranks of send; send == recv works in place. F16 and BF16
- * are not in this build yet (COLL_ENOTSUP). */
+/* recv = op over ranks of send; send == recv works in place. F16 (IEEE
+ * half) and BF16 hold uint16_t bit patterns. */
 COLL_API int coll_allreduce(coll_comm *c, const void *send, void *recv,
                             size_t count, coll_dtype dt, coll_op op);
 /* buf on every rank = buf on root. */

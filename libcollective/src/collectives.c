@@ -5,6 +5,7 @@
 
 #include "collective.h"
 #include "comm.h"
+#include "halfprec.h"
 
 size_t
 coll_dtype_size(coll_dtype dt)
@@ -62,8 +63,16 @@ comm_agree(coll_comm *c, const char *what, int64_t a, int64_t b, int64_t d)
 static void
 scale(void *buf, size_t count, coll_dtype dt, int size)
 {
+    uint16_t *h = buf;
+
     for (size_t i = 0; i < count; i++) {
         switch (dt) {
+        case COLL_DT_F16:
+            h[i] = coll_f32_to_f16(coll_f16_to_f32(h[i]) / (float)size);
+            break;
+        case COLL_DT_BF16:
+            h[i] = coll_f32_to_bf16(coll_bf16_to_f32(h[i]) / (float)size);
+            break;
         case COLL_DT_F32:
             ((float *)buf)[i] /= (float)size;
             break;
@@ -97,8 +106,6 @@ coll_allreduce(coll_comm *c, const void *send, void *recv, size_t count,
     if (es == 0 || op < COLL_OP_SUM || op > COLL_OP_PROD ||
         (count && (send == NULL || recv == NULL)))
         return comm_fail(c, COLL_EINVAL, "allreduce: bad type, op or buffer");
-    if (dt == COLL_DT_F16 || dt == COLL_DT_BF16)
-        return comm_fail(c, COLL_ENOTSUP, "allreduce: f16/bf16 not built yet");
     if (send != recv && count)
         memmove(recv, send, count * es);
     if (c->size == 1 || count == 0)

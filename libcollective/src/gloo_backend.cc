@@ -25,6 +25,7 @@
 #include <gloo/transport/tcp/device.h>
 
 #include "collective.h"
+#include "halfprec.h"
 
 namespace
 {
@@ -190,6 +191,44 @@ reducer(int op)
     }
 }
 
+// bfloat16 has no Gloo type: reduce through float.
+struct bf16 {
+    uint16_t v;
+};
+
+template <int Op>
+static void
+bf16_reduce(void *c_, const void *a_, const void *b_, size_t n)
+{
+    auto *c = static_cast<uint16_t *>(c_);
+    auto *a = static_cast<const uint16_t *>(a_);
+    auto *b = static_cast<const uint16_t *>(b_);
+    for (size_t i = 0; i < n; i++) {
+        float x = coll_bf16_to_f32(a[i]), y = coll_bf16_to_f32(b[i]);
+        float r = Op == COLL_OP_MIN    ? std::min(x, y)
+                  : Op == COLL_OP_MAX  ? std::max(x, y)
+                  : Op == COLL_OP_PROD ? x * y
+                                       : x + y;
+        c[i] = coll_f32_to_bf16(r);
+    }
+}
+
+template <>
+gloo::AllreduceOptions::Func
+reducer<bf16>(int op)
+{
+    switch (op) {
+    case COLL_OP_MIN:
+        return &bf16_reduce<COLL_OP_MIN>;
+    case COLL_OP_MAX:
+        return &bf16_reduce<COLL_OP_MAX>;
+    case COLL_OP_PROD:
+        return &bf16_reduce<COLL_OP_PROD>;
+    default:
+        return &bf16_reduce<COLL_OP_SUM>;
+    }
+}
+
 template <typename T>
 static void
 allreduce_as(gloo_ctx *g, void *buf, size_t count, int op)
@@ -225,6 +264,12 @@ gb_allreduce(gloo_ctx *g, void *buf, size_t count, int dtype, int op, char *err,
             break;
         case COLL_DT_F64:
             allreduce_as<double>(g, buf, count, op);
+            break;
+        case COLL_DT_F16:
+            allreduce_as<gloo::float16>(g, buf, count, op);
+            break;
+        case COLL_DT_BF16:
+            allreduce_as<bf16>(g, buf, count, op);
             break;
         default:
             throw std::runtime_error("data type not supported by this build");

@@ -145,6 +145,61 @@ check_broadcast_allgather(coll_comm *c, size_t n)
     free(all);
 }
 
+/* 16-bit floats, with values exact in them: sums up to 44 are exact in
+ * bf16 and f16; avg within rounding. */
+static float
+half_get(const uint16_t *buf, coll_dtype dt, size_t i)
+{
+    if (dt == COLL_DT_BF16) {
+        uint32_t u = (uint32_t)buf[i] << 16;
+        float f;
+        memcpy(&f, &u, sizeof(f));
+        return f;
+    }
+    _Float16 h;
+    memcpy(&h, &buf[i], sizeof(h));
+    return (float)h;
+}
+
+static uint16_t
+half_of(coll_dtype dt, float f)
+{
+    uint16_t out;
+
+    if (dt == COLL_DT_BF16) { /* exact for the small integers used here */
+        uint32_t u;
+        memcpy(&u, &f, sizeof(u));
+        return (uint16_t)(u >> 16);
+    }
+    _Float16 h = (_Float16)f;
+    memcpy(&out, &h, sizeof(out));
+    return out;
+}
+
+static void
+check_half(coll_comm *c, coll_dtype dt)
+{
+    uint16_t buf[300];
+    int rank = coll_rank(c), n = coll_size(c), r;
+
+    for (int op = COLL_OP_SUM; op <= COLL_OP_MAX; op++) {
+        for (size_t i = 0; i < 300; i++)
+            buf[i] = half_of(dt, (float)value(rank, i));
+        if ((r = coll_allreduce(c, buf, buf, 300, dt, op)) != 0)
+            FAIL("allreduce 16-bit dt %d op %d: %s", dt, op,
+                 coll_last_error(c));
+        for (size_t i = 0; i < 300; i++) {
+            double want = reference(op, COLL_DT_F64, n, i);
+            double got = half_get(buf, dt, i);
+            if (op == COLL_OP_AVG ? fabs(got - want) > want * 0.01
+                                  : got != want)
+                FAIL("allreduce 16-bit dt %d op %d: [%zu] = %g, want %g", dt,
+                     op, i, got, want);
+        }
+        checks++;
+    }
+}
+
 /* allgatherv, alltoall, alltoallv and reducescatter with uneven counts */
 static void
 check_v_variants(coll_comm *c)
@@ -219,6 +274,8 @@ run_all(coll_comm *c)
     for (size_t s = 0; s < 5; s++)
         check_broadcast_allgather(c, sizes[s]);
     check_v_variants(c);
+    check_half(c, COLL_DT_F16);
+    check_half(c, COLL_DT_BF16);
     if (coll_barrier(c) != 0)
         FAIL("barrier: %s", coll_last_error(c));
     checks++;
