@@ -88,6 +88,12 @@ COLL_API int coll_cross_size(const coll_comm *c);
  * half) and BF16 hold uint16_t bit patterns. */
 COLL_API int coll_allreduce(coll_comm *c, const void *send, void *recv,
                             size_t count, coll_dtype dt, coll_op op);
+/* Horovod's Compression.fp16: f32 buffers travel (and are reduced) as
+ * IEEE half, then come back to f32. Each value keeps about 3 decimal
+ * digits: the error is within size * 2^-10 of the largest magnitude that
+ * any rank contributes, and values beyond 65504 become infinite. */
+COLL_API int coll_allreduce_fp16(coll_comm *c, const float *send, float *recv,
+                                 size_t count, coll_op op);
 /* buf on every rank = buf on root. */
 COLL_API int coll_broadcast(coll_comm *c, void *buf, size_t count,
                             coll_dtype dt, int root);

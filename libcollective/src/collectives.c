@@ -1,6 +1,7 @@
 /* The blocking collectives: argument checks here and across ranks, then
  * the backend. */
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "collective.h"
@@ -177,4 +178,26 @@ coll_barrier(coll_comm *c)
         return 0;
     r = gb_barrier(c->gloo, c->last_error, sizeof(c->last_error));
     return r ? comm_fail(c, r, "%s", c->last_error) : 0;
+}
+
+int
+coll_allreduce_fp16(coll_comm *c, const float *send, float *recv, size_t count,
+                    coll_op op)
+{
+    uint16_t *wire;
+    int r;
+
+    if ((r = comm_usable(c)) != 0)
+        return r;
+    if (count && (send == NULL || recv == NULL))
+        return comm_fail(c, COLL_EINVAL, "allreduce_fp16: missing buffer");
+    if ((wire = malloc(count * sizeof(*wire) + 1)) == NULL)
+        return comm_fail(c, COLL_ENOMEM, "out of memory");
+    for (size_t i = 0; i < count; i++)
+        wire[i] = coll_f32_to_f16(send[i]);
+    r = coll_allreduce(c, wire, wire, count, COLL_DT_F16, op);
+    for (size_t i = 0; r == 0 && i < count; i++)
+        recv[i] = coll_f16_to_f32(wire[i]);
+    free(wire);
+    return r;
 }

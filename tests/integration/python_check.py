@@ -35,4 +35,12 @@ try:
     raise AssertionError("bad dtype accepted")
 except TypeError:
     pass
-print(f"rank {r}: python binding ok")
+# fp16 compression: within size * 2^-10 of the largest input magnitude
+x = np.random.default_rng(r).uniform(-1, 1, 100000).astype(np.float32)
+exact = sum(np.random.default_rng(k).uniform(-1, 1, 100000)
+            for k in range(n))
+got = comm.allreduce(x, compression="fp16")
+err = np.max(np.abs(got - exact))
+assert err <= n * 2.0 ** -10, f"fp16 error {err}"
+assert err > 0 or n == 1, "fp16 changed nothing: was it compressed?"
+print(f"rank {r}: python binding ok (fp16 max error {err:.2e})")
