@@ -94,6 +94,26 @@ COLL_API int coll_allreduce(coll_comm *c, const void *send, void *recv,
  * any rank contributes, and values beyond 65504 become infinite. */
 COLL_API int coll_allreduce_fp16(coll_comm *c, const float *send, float *recv,
                                  size_t count, coll_op op);
+/* Asynchronous allreduce with tensor fusion, Horovod's core feature. The
+ * request is queued under `name` (unique among this rank's pending ones);
+ * a background thread, every HOROVOD_CYCLE_TIME ms (default 1), agrees
+ * with the other ranks on the names every rank has queued, packs those of
+ * one type and op into buffers of up to HOROVOD_FUSION_THRESHOLD bytes
+ * (default 64 MiB) and reduces each with one collective. Ranks may queue
+ * names in different orders. send and recv must stay valid until
+ * coll_wait. *req is freed by coll_wait. Every rank must use async calls
+ * if any does, and coll_finalize waits for every rank's. */
+typedef struct coll_request coll_request;
+COLL_API int coll_allreduce_async(coll_comm *c, const char *name,
+                                  const void *send, void *recv, size_t count,
+                                  coll_dtype dt, coll_op op,
+                                  coll_request **req);
+/* *done = 1 once the request has finished (then coll_wait returns at
+ * once). */
+COLL_API int coll_test(coll_request *req, int *done);
+/* Waits for the request, frees it and returns its result. */
+COLL_API int coll_wait(coll_request *req);
+
 /* buf on every rank = buf on root. */
 COLL_API int coll_broadcast(coll_comm *c, void *buf, size_t count,
                             coll_dtype dt, int root);

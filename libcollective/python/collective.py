@@ -56,6 +56,10 @@ def _load():
         getattr(lib, "coll_" + name).argtypes = [vp]
     lib.coll_allreduce.argtypes = [vp, vp, vp, sz, i, i]
     lib.coll_allreduce_fp16.argtypes = [vp, vp, vp, sz, i]
+    lib.coll_allreduce_async.argtypes = [vp, ctypes.c_char_p, vp, vp, sz, i, i,
+                                         ctypes.POINTER(vp)]
+    lib.coll_wait.argtypes = [vp]
+    lib.coll_test.argtypes = [vp, ctypes.POINTER(i)]
     lib.coll_broadcast.argtypes = [vp, vp, sz, i, i]
     lib.coll_allgather.argtypes = [vp, vp, vp, sz, i]
     lib.coll_barrier.argtypes = [vp]
@@ -67,6 +71,25 @@ def _load():
 
 
 _lib = _load()
+
+
+class Request:
+    """A queued allreduce; .wait() returns its result array."""
+
+    def __init__(self, comm, handle, src, out):
+        self._comm, self._h, self._keep, self._out = comm, handle, src, out
+
+    def done(self):
+        flag = ctypes.c_int(0)
+        _lib.coll_test(self._h, ctypes.byref(flag))
+        return bool(flag.value)
+
+    def wait(self):
+        if self._h is not None:
+            code = _lib.coll_wait(self._h)
+            self._h = None
+            self._comm._check(code, self._comm._c)
+        return self._out
 
 
 class Comm:
@@ -128,6 +151,19 @@ class Comm:
             raise ValueError(f"unknown compression {compression!r}")
         self._check(code, self._c)
         return out
+
+    def allreduce_async(self, name, array, op="sum"):
+        """Queues an allreduce under name (fused with others by the
+        background thread); returns a Request whose wait() gives the
+        result."""
+        src = self._array(array)
+        out = np.empty_like(src)
+        handle = ctypes.c_void_p()
+        self._check(_lib.coll_allreduce_async(
+            self._c, name.encode(), src.ctypes.data, out.ctypes.data,
+            src.size, _DTYPES[src.dtype], _OPS[op], ctypes.byref(handle)),
+            self._c)
+        return Request(self, handle, src, out)
 
     def broadcast(self, array, root=0):
         """Overwrites a contiguous array with root's; returns it."""

@@ -61,8 +61,8 @@ comm_agree(coll_comm *c, const char *what, int64_t a, int64_t b, int64_t d)
     return 0;
 }
 
-static void
-scale(void *buf, size_t count, coll_dtype dt, int size)
+void
+comm_scale_avg(void *buf, size_t count, coll_dtype dt, int size)
 {
     uint16_t *h = buf;
 
@@ -119,7 +119,7 @@ coll_allreduce(coll_comm *c, const void *send, void *recv, size_t count,
     if (r != 0)
         return comm_fail(c, r, "%s", c->last_error);
     if (op == COLL_OP_AVG)
-        scale(recv, count, dt, c->size);
+        comm_scale_avg(recv, count, dt, c->size);
     return 0;
 }
 

@@ -12,9 +12,10 @@ struct coll_comm {
     int rank, size;
     int local_rank, local_size;
     int cross_rank, cross_size;
-    hvdd_client *client; /* NULL for a job of one */
-    gloo_ctx *gloo;      /* NULL for a job of one */
-    int dead;            /* a transport failure broke the comm */
+    hvdd_client *client;   /* NULL for a job of one */
+    gloo_ctx *gloo;        /* NULL for a job of one */
+    int dead;              /* a transport failure broke the comm */
+    struct fusion *fusion; /* the async thread, once started */
     char last_error[512];
 };
 
@@ -27,6 +28,16 @@ int comm_fail(coll_comm *c, int code, const char *fmt, ...)
  * a job of one. */
 int comm_connect(coll_comm *c);
 void comm_disconnect(coll_comm *c);
+
+/* A fresh key prefix for a new Gloo context (the same on every rank). */
+void comm_prefix(char *out, size_t size);
+/* HOROVOD_GLOO_IFACE and the timeout, as coll_init read them. */
+const char *comm_iface(void);
+int comm_timeout_ms(void);
+/* avg = sum / size, in the element type. */
+void comm_scale_avg(void *buf, size_t count, coll_dtype dt, int size);
+/* Stops the async thread, once every rank asks (coll_finalize). */
+void comm_fusion_stop(coll_comm *c);
 
 /* 0, or COLL_EINVAL for NULL, or COLL_EDEAD after a transport failure. */
 int comm_usable(coll_comm *c);

@@ -6,6 +6,7 @@
 
 #include "collective.h"
 #include "comm.h"
+#include "fusion.h"
 
 /* Each context needs its own key prefix, the same on every rank: ranks
  * create comms in the same order, so a per-process count is enough. */
@@ -40,6 +41,26 @@ env_long(const char *name, long dflt)
     return *end || n <= 0 ? dflt : n;
 }
 
+void
+comm_prefix(char *out, size_t size)
+{
+    snprintf(out, size, "comm%d", generation++);
+}
+
+const char *
+comm_iface(void)
+{
+    const char *iface = getenv("HOROVOD_GLOO_IFACE");
+
+    return iface && *iface ? iface : "lo";
+}
+
+int
+comm_timeout_ms(void)
+{
+    return (int)(env_long("HOROVOD_GLOO_TIMEOUT_SECONDS", 30) * 1000);
+}
+
 int
 comm_connect(coll_comm *c)
 {
@@ -64,7 +85,7 @@ comm_connect(coll_comm *c)
                                 (double)timeout_s);
     if (c->client == NULL)
         return comm_fail(c, COLL_ENOMEM, "out of memory");
-    snprintf(prefix, sizeof(prefix), "comm%d", generation++);
+    comm_prefix(prefix, sizeof(prefix));
     r = gb_connect(&c->gloo, c->client, "collective", prefix, c->rank, c->size,
                    iface, (int)(timeout_s * 1000), c->last_error,
                    sizeof(c->last_error));
@@ -76,6 +97,7 @@ comm_connect(coll_comm *c)
 void
 comm_disconnect(coll_comm *c)
 {
+    comm_fusion_stop(c);
     gb_free(c->gloo);
     hvdd_client_free(c->client);
     c->gloo = NULL;

@@ -18,6 +18,11 @@ hvd -H localhost:2,127.0.0.1:1 "$HELLO"
 check "identity: rank 1" grep -q '^\[1\]<stdout>:rank 1 of 3 (local 1 of 2, cross 0 of 1)' "$TMP/out"
 check "identity: rank 2" grep -q '^\[2\]<stdout>:rank 2 of 3 (local 0 of 1, cross 1 of 2)' "$TMP/out"
 
+# a fusion buffer smaller than some requests: they go alone, the rest fuse
+hvd -x HOROVOD_FUSION_THRESHOLD=4096 -x HOROVOD_CYCLE_TIME=3 -np 3 "$CHECK"
+check "small fusion buffer: every rank passed" \
+    [ "$RC" -eq 0 -a "$(grep -c 'checks passed$' "$TMP/out")" -eq 3 ]
+
 hvd -np 3 "$CHECK" mismatch
 check "count mismatch: error on every rank, no abort" [ "$RC" -eq 0 ]
 check "count mismatch: reported" \

@@ -18,7 +18,7 @@ for o in $("$HVDD" --help | grep -oE -- '--?[a-z][a-z-]*' | sort -u); do
     check "hvdd.8 documents $o" grep -qF -- "$(printf '%s' "$o" | sed 's/-/\\-/g')" "$MANDIR/hvdd.8"
 done
 # every function of the public header is in collective.3
-for f in $(grep -oE '^COLL_API [a-z_ *]+ ?\**(coll_[a-z_]+)' "$MANDIR/../libcollective/include/collective.h" | grep -oE 'coll_[a-z_]+$'); do
+for f in $(grep -oE '^COLL_API [a-z_ *]+ ?\**(coll_[a-z0-9_]+)' "$MANDIR/../libcollective/include/collective.h" | grep -oE 'coll_[a-z0-9_]+$'); do
     check "collective.3 documents $f" grep -q "$f" "$MANDIR/collective.3"
 done
 "$HVDRUN" --version | grep -qE '^hvdrun [0-9]+\.[0-9]+\.[0-9]+$'

@@ -35,6 +35,14 @@ try:
     raise AssertionError("bad dtype accepted")
 except TypeError:
     pass
+# async, queued in a rank-dependent order
+order = [(k + r) % 8 for k in range(8)]
+reqs = {k: comm.allreduce_async(f"w{k}", np.full(k + 1, r + k, np.float64))
+        for k in order}
+for k in range(8):
+    assert np.array_equal(reqs[k].wait(),
+                          np.full(k + 1, sum(q + k for q in range(n)))), k
+
 # fp16 compression: within size * 2^-10 of the largest input magnitude
 x = np.random.default_rng(r).uniform(-1, 1, 100000).astype(np.float32)
 exact = sum(np.random.default_rng(k).uniform(-1, 1, 100000)

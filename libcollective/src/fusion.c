@@ -1,0 +1,449 @@
+#include "fusion.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "comm.h"
+
+#define MAX_PER_CYCLE 4096
+
+/* What a rank tells the others about one queued request. */
+typedef struct entry {
+    int64_t id, count, dt, op;
+} entry;
+
+static uint64_t
+name_id(const char *name)
+{
+    uint64_t h = 1469598103934665603ULL;
+
+    for (; *name; name++)
+        h = (h ^ (unsigned char)*name) * 1099511628211ULL;
+    return h >> 1;
+}
+
+static void
+finish(fusion *f, coll_request *q, int result, const char *why)
+{
+    coll_request **pp;
+
+    for (pp = &f->pending; *pp && *pp != q; pp = &(*pp)->next)
+        ;
+    if (*pp)
+        *pp = q->next;
+    q->result = result;
+    snprintf(q->error, sizeof(q->error), "%.255s", why ? why : "");
+    q->done = 1;
+}
+
+/* The transport failed: every pending request fails with it. */
+static void
+fail_all(fusion *f, int code, const char *why)
+{
+    pthread_mutex_lock(&f->mu);
+    f->dead = 1;
+    snprintf(f->error, sizeof(f->error), "%s", why);
+    while (f->pending)
+        finish(f, f->pending, code, why);
+    pthread_cond_broadcast(&f->changed);
+    pthread_mutex_unlock(&f->mu);
+}
+
+/* This rank's queue, oldest first (the list is newest first). */
+static int
+snapshot(fusion *f, coll_request **mine, entry *out, int *stopping)
+{
+    int n = 0;
+
+    pthread_mutex_lock(&f->mu);
+    for (coll_request *q = f->pending; q; q = q->next)
+        n++;
+    if (n > MAX_PER_CYCLE)
+        n = MAX_PER_CYCLE;
+    int i = n;
+    for (coll_request *q = f->pending; q && i > 0; q = q->next) {
+        mine[--i] = q;
+        out[i] = (entry){(int64_t)q->id, (int64_t)q->count, q->dt, q->op};
+    }
+    *stopping = f->stopping;
+    pthread_mutex_unlock(&f->mu);
+    return n;
+}
+
+/* Every rank's queue: all[k] points into flat, n[k] entries. Returns 0, or
+ * a code after failing everything. *all_stop: every rank is stopping. */
+static int
+exchange(fusion *f, const entry *mine, int nmine, int stopping, entry *flat,
+         int *n, int *all_stop)
+{
+    int64_t hdr[2] = {nmine, stopping}, *hdrs;
+    size_t *bytes;
+    char err[512];
+    int r;
+
+    hdrs = calloc((size_t)f->size * 2, sizeof(*hdrs));
+    bytes = calloc((size_t)f->size, sizeof(*bytes));
+    if (hdrs == NULL || bytes == NULL) {
+        free(hdrs);
+        free(bytes);
+        fail_all(f, COLL_ENOMEM, "out of memory");
+        return COLL_ENOMEM;
+    }
+    r = gb_allgather(f->gloo, hdr, hdrs, sizeof(hdr), err, sizeof(err));
+    *all_stop = 1;
+    for (int k = 0; r == 0 && k < f->size; k++) {
+        n[k] = (int)hdrs[2 * k];
+        bytes[k] = (size_t)n[k] * sizeof(entry);
+        *all_stop &= hdrs[2 * k + 1] != 0;
+    }
+    if (r == 0)
+        r = gb_allgatherv(f->gloo, mine, flat, bytes, err, sizeof(err));
+    free(hdrs);
+    free(bytes);
+    if (r != 0)
+        fail_all(f, r, err);
+    return r;
+}
+
+/* Rank k's entry for id, or NULL. */
+static const entry *
+find(const entry *list, int n, int64_t id)
+{
+    for (int i = 0; i < n; i++)
+        if (list[i].id == id)
+            return &list[i];
+    return NULL;
+}
+
+static coll_request *
+mine_of(coll_request **mine, int nmine, int64_t id)
+{
+    for (int i = 0; i < nmine; i++)
+        if ((int64_t)mine[i]->id == id)
+            return mine[i];
+    return NULL;
+}
+
+/* 1: every rank queued e; 0: some rank not yet; -1: they disagree. */
+static int
+readiness(const entry *e, entry *const *lists, const int *n, int size)
+{
+    for (int k = 1; k < size; k++) {
+        const entry *o = find(lists[k], n[k], e->id);
+        if (o == NULL)
+            return 0;
+        if (o->count != e->count || o->dt != e->dt || o->op != e->op)
+            return -1;
+    }
+    return 1;
+}
+
+/* One collective for a group of requests of one type and op: packed into
+ * the fusion buffer unless it is a single request. */
+static int
+run_group(fusion *f, coll_request **g, int ng, char *err, size_t errlen)
+{
+    size_t es = coll_dtype_size(g[0]->dt), total = 0, off = 0;
+    coll_op op = g[0]->op == COLL_OP_AVG ? COLL_OP_SUM : g[0]->op;
+    char *buf;
+    int r;
+
+    if (ng == 1) {
+        coll_request *q = g[0];
+        if (q->send != q->recv && q->count)
+            memmove(q->recv, q->send, q->count * es);
+        r = gb_allreduce(f->gloo, q->recv, q->count, q->dt, op, err, errlen);
+        if (r == 0 && q->op == COLL_OP_AVG)
+            comm_scale_avg(q->recv, q->count, q->dt, f->size);
+        return r;
+    }
+    for (int i = 0; i < ng; i++)
+        total += g[i]->count;
+    if ((buf = f->buffer) == NULL &&
+        (buf = f->buffer = malloc(f->threshold)) == NULL)
+        return COLL_ENOMEM;
+    for (int i = 0; i < ng; off += g[i++]->count * es)
+        memcpy(buf + off, g[i]->send, g[i]->count * es);
+    r = gb_allreduce(f->gloo, buf, total, g[0]->dt, op, err, errlen);
+    if (r == 0 && g[0]->op == COLL_OP_AVG)
+        comm_scale_avg(buf, total, g[0]->dt, f->size);
+    off = 0;
+    for (int i = 0; r == 0 && i < ng; off += g[i++]->count * es)
+        memcpy(g[i]->recv, buf + off, g[i]->count * es);
+    return r;
+}
+
+static int
+run_and_finish(fusion *f, coll_request **g, int ng)
+{
+    char err[512];
+    int r = run_group(f, g, ng, err, sizeof(err));
+
+    if (r != 0) {
+        fail_all(f, r == COLL_ENOMEM ? r : COLL_ETRANSPORT,
+                 r == COLL_ENOMEM ? "out of memory" : err);
+        return r;
+    }
+    pthread_mutex_lock(&f->mu);
+    for (int i = 0; i < ng; i++)
+        finish(f, g[i], 0, NULL);
+    pthread_cond_broadcast(&f->changed);
+    pthread_mutex_unlock(&f->mu);
+    return 0;
+}
+
+/* Runs, in rank 0's order, every request that every rank has queued,
+ * fusing neighbours of the same type and op up to the threshold. */
+static int
+run_ready(fusion *f, entry *const *lists, const int *n, coll_request **mine,
+          int nmine, coll_request **group)
+{
+    size_t bytes = 0;
+    int ng = 0;
+
+    for (int i = 0; i < n[0]; i++) {
+        const entry *e = &lists[0][i];
+        int ready = readiness(e, lists, n, f->size);
+        coll_request *q = ready ? mine_of(mine, nmine, e->id) : NULL;
+        size_t b;
+        if (q == NULL)
+            continue;
+        if (ready < 0) {
+            pthread_mutex_lock(&f->mu);
+            finish(f, q, COLL_EMISMATCH,
+                   "ranks queued this name with different count, type or "
+                   "op");
+            pthread_cond_broadcast(&f->changed);
+            pthread_mutex_unlock(&f->mu);
+            continue;
+        }
+        b = q->count * coll_dtype_size(q->dt);
+        if (ng && (group[0]->dt != q->dt || group[0]->op != q->op ||
+                   bytes + b > f->threshold)) {
+            if (run_and_finish(f, group, ng) != 0)
+                return -1;
+            ng = 0;
+            bytes = 0;
+        }
+        group[ng++] = q;
+        bytes += b;
+    }
+    return ng ? run_and_finish(f, group, ng) : 0;
+}
+
+static void
+sleep_ms(double ms)
+{
+    struct timespec ts = {
+        (time_t)(ms / 1000),
+        (long)((ms - (double)(time_t)(ms / 1000) * 1000) * 1e6)};
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+        ;
+}
+
+static void *
+fusion_main(void *arg)
+{
+    fusion *f = arg;
+    entry *mine_e = calloc(MAX_PER_CYCLE, sizeof(entry));
+    entry *flat = calloc((size_t)f->size * MAX_PER_CYCLE, sizeof(entry));
+    entry **lists = calloc((size_t)f->size, sizeof(*lists));
+    coll_request **mine = calloc(MAX_PER_CYCLE, sizeof(*mine));
+    coll_request **group = calloc(MAX_PER_CYCLE, sizeof(*group));
+    int *n = calloc((size_t)f->size, sizeof(*n)), stopping, all_stop;
+
+    if (!mine_e || !flat || !lists || !mine || !group || !n)
+        fail_all(f, COLL_ENOMEM, "out of memory");
+    while (!f->dead) {
+        sleep_ms(f->cycle_ms);
+        int nmine = snapshot(f, mine, mine_e, &stopping);
+        if (exchange(f, mine_e, nmine, stopping, flat, n, &all_stop) != 0)
+            break;
+        for (int k = 0, off = 0; k < f->size; off += n[k++])
+            lists[k] = flat + off;
+        if (all_stop) {
+            fail_all(f, COLL_EDEAD, "finalized before every rank queued it");
+            break;
+        }
+        if (run_ready(f, lists, n, mine, nmine, group) != 0)
+            break;
+    }
+    pthread_mutex_lock(&f->mu);
+    f->stopped = 1;
+    pthread_cond_broadcast(&f->changed);
+    pthread_mutex_unlock(&f->mu);
+    free(mine_e);
+    free(flat);
+    free(lists);
+    free(mine);
+    free(group);
+    free(n);
+    return NULL;
+}
+
+static double
+env_double(const char *name, double dflt)
+{
+    const char *v = getenv(name);
+    char *end;
+    double d;
+
+    if (v == NULL || *v == '\0')
+        return dflt;
+    d = strtod(v, &end);
+    return *end || d < 0 ? dflt : d;
+}
+
+/* The first asynchronous call starts the thread and its Gloo context: a
+ * collective step, as every rank makes its first call in the same place. */
+static int
+start(coll_comm *c)
+{
+    fusion *f = calloc(1, sizeof(*f));
+    char prefix[32];
+    int r;
+
+    if (f == NULL)
+        return comm_fail(c, COLL_ENOMEM, "out of memory");
+    pthread_mutex_init(&f->mu, NULL);
+    pthread_cond_init(&f->changed, NULL);
+    f->rank = c->rank;
+    f->size = c->size;
+    f->cycle_ms = env_double("HOROVOD_CYCLE_TIME", 1);
+    f->threshold = (size_t)env_double("HOROVOD_FUSION_THRESHOLD", 64 << 20);
+    if (f->threshold < 1024)
+        f->threshold = 1024;
+    comm_prefix(prefix, sizeof(prefix));
+    r = gb_connect(&f->gloo, c->client, "collective", prefix, c->rank, c->size,
+                   comm_iface(), comm_timeout_ms(), c->last_error,
+                   sizeof(c->last_error));
+    if (r == 0 && pthread_create(&f->thread, NULL, fusion_main, f) != 0)
+        r = comm_fail(c, COLL_ENOMEM, "cannot start the fusion thread");
+    if (r != 0) {
+        gb_free(f->gloo);
+        free(f);
+        return r;
+    }
+    f->started = 1;
+    c->fusion = f;
+    return 0;
+}
+
+void
+comm_fusion_stop(coll_comm *c)
+{
+    fusion *f = c->fusion;
+
+    if (f == NULL)
+        return;
+    /* the thread leaves once every rank has asked it to */
+    pthread_mutex_lock(&f->mu);
+    f->stopping = 1;
+    pthread_mutex_unlock(&f->mu);
+    pthread_join(f->thread, NULL);
+    gb_free(f->gloo);
+    free(f->buffer);
+    pthread_cond_destroy(&f->changed);
+    pthread_mutex_destroy(&f->mu);
+    free(f);
+    c->fusion = NULL;
+}
+
+int
+coll_allreduce_async(coll_comm *c, const char *name, const void *send,
+                     void *recv, size_t count, coll_dtype dt, coll_op op,
+                     coll_request **out)
+{
+    coll_request *q;
+    int r;
+
+    if (out)
+        *out = NULL;
+    if ((r = comm_usable(c)) != 0)
+        return r;
+    if (out == NULL || name == NULL || strlen(name) >= sizeof(q->name) ||
+        coll_dtype_size(dt) == 0 || op < COLL_OP_SUM || op > COLL_OP_PROD ||
+        (count && (send == NULL || recv == NULL)))
+        return comm_fail(c, COLL_EINVAL, "allreduce_async: bad argument");
+    if ((q = calloc(1, sizeof(*q))) == NULL)
+        return comm_fail(c, COLL_ENOMEM, "out of memory");
+    *q = (coll_request){.id = name_id(name),
+                        .send = send,
+                        .recv = recv,
+                        .count = count,
+                        .dt = dt,
+                        .op = op};
+    snprintf(q->name, sizeof(q->name), "%s", name);
+    q->comm = c;
+    if (c->size == 1) { /* nothing to agree on */
+        q->result = coll_allreduce(c, send, recv, count, dt, op);
+        q->done = 1;
+        *out = q;
+        return 0;
+    }
+    if (c->fusion == NULL && (r = start(c)) != 0) {
+        free(q);
+        return r;
+    }
+    pthread_mutex_lock(&c->fusion->mu);
+    for (coll_request *p = c->fusion->pending; p; p = p->next)
+        if (p->id == q->id)
+            r = COLL_EINVAL;
+    if (r == 0 && !c->fusion->dead) {
+        q->next = c->fusion->pending;
+        c->fusion->pending = q;
+    }
+    if (c->fusion->dead)
+        r = COLL_EDEAD;
+    pthread_mutex_unlock(&c->fusion->mu);
+    if (r != 0) {
+        free(q);
+        return comm_fail(c, r,
+                         r == COLL_EDEAD ? "the fusion thread failed: %s"
+                                         : "a request named '%s' is pending",
+                         r == COLL_EDEAD ? c->fusion->error : name);
+    }
+    *out = q;
+    return 0;
+}
+
+int
+coll_test(coll_request *q, int *done)
+{
+    fusion *f;
+
+    if (q == NULL || done == NULL)
+        return COLL_EINVAL;
+    f = q->comm->fusion;
+    if (f)
+        pthread_mutex_lock(&f->mu);
+    *done = q->done;
+    if (f)
+        pthread_mutex_unlock(&f->mu);
+    return 0;
+}
+
+int
+coll_wait(coll_request *q)
+{
+    fusion *f;
+    int r;
+
+    if (q == NULL)
+        return COLL_EINVAL;
+    f = q->comm->fusion;
+    if (f) {
+        pthread_mutex_lock(&f->mu);
+        while (!q->done && !f->stopped)
+            pthread_cond_wait(&f->changed, &f->mu);
+        pthread_mutex_unlock(&f->mu);
+    }
+    r = q->done ? q->result : COLL_EDEAD;
+    if (r != 0 && q->error[0])
+        comm_fail(q->comm, r, "%s: %s", q->name, q->error);
+    free(q);
+    return r;
+}

@@ -1,0 +1,47 @@
+/* Asynchronous allreduce with tensor fusion: a background thread per comm
+ * that, every cycle, agrees with the other ranks on which named requests
+ * every rank has queued, packs them into fusion buffers and reduces each
+ * buffer with one collective (as Horovod's coordinator does). It uses its
+ * own Gloo context, so blocking collectives may run beside it. */
+#ifndef COLL_FUSION_H
+#define COLL_FUSION_H
+
+#include <pthread.h>
+#include <stdint.h>
+
+#include "collective.h"
+#include "gloo_backend.h"
+
+struct coll_request {
+    struct coll_request *next; /* in the pending list */
+    coll_comm *comm;
+    uint64_t id; /* hash of the name, the same on every rank */
+    char name[128];
+    const void *send;
+    void *recv;
+    size_t count;
+    coll_dtype dt;
+    coll_op op;
+    int done;
+    int result;
+    char error[256];
+};
+
+typedef struct fusion {
+    pthread_mutex_t mu;
+    pthread_cond_t changed;
+    pthread_t thread;
+    int started;
+    int stopping; /* this rank wants to stop; the thread stops when all do */
+    int stopped;
+    gloo_ctx *gloo;
+    coll_request *pending;
+    double cycle_ms;
+    size_t threshold; /* fusion buffer bytes */
+    void *buffer;
+    int rank, size;
+    int dead;
+    char error[512];
+} fusion;
+
+#endif
