@@ -118,11 +118,13 @@ find(const entry *list, int n, int64_t id)
     return NULL;
 }
 
+/* This rank's request for id. Looks at the snapshot's entries, not at the
+ * requests: one finished earlier in the cycle may be freed already. */
 static coll_request *
-mine_of(coll_request **mine, int nmine, int64_t id)
+mine_of(const entry *ids, coll_request **mine, int nmine, int64_t id)
 {
     for (int i = 0; i < nmine; i++)
-        if ((int64_t)mine[i]->id == id)
+        if (ids[i].id == id)
             return mine[i];
     return NULL;
 }
@@ -198,8 +200,8 @@ run_and_finish(fusion *f, coll_request **g, int ng)
 /* Runs, in rank 0's order, every request that every rank has queued,
  * fusing neighbours of the same type and op up to the threshold. */
 static int
-run_ready(fusion *f, entry *const *lists, const int *n, coll_request **mine,
-          int nmine, coll_request **group)
+run_ready(fusion *f, entry *const *lists, const int *n, const entry *ids,
+          coll_request **mine, int nmine, coll_request **group)
 {
     size_t bytes = 0;
     int ng = 0;
@@ -207,7 +209,7 @@ run_ready(fusion *f, entry *const *lists, const int *n, coll_request **mine,
     for (int i = 0; i < n[0]; i++) {
         const entry *e = &lists[0][i];
         int ready = readiness(e, lists, n, f->size);
-        coll_request *q = ready ? mine_of(mine, nmine, e->id) : NULL;
+        coll_request *q = ready ? mine_of(ids, mine, nmine, e->id) : NULL;
         size_t b;
         if (q == NULL)
             continue;
@@ -268,7 +270,7 @@ fusion_main(void *arg)
             fail_all(f, COLL_EDEAD, "finalized before every rank queued it");
             break;
         }
-        if (run_ready(f, lists, n, mine, nmine, group) != 0)
+        if (run_ready(f, lists, n, mine_e, mine, nmine, group) != 0)
             break;
     }
     pthread_mutex_lock(&f->mu);
