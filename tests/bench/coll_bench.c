@@ -51,6 +51,8 @@ wrong(coll_comm *c, which w, const float *a, const float *b, size_t n)
     size_t per = n / size;
     long bad = 0;
 
+    if ((w == ALLGATHER || w == ALLTOALL) && per == 0)
+        return 0; /* fewer elements than ranks: nothing moved */
     for (size_t i = 0; i < n; i++) {
         float want = w == ALLREDUCE   ? (float)(size * (size + 1) / 2)
                      : w == BROADCAST ? 1.0f
@@ -125,7 +127,7 @@ main(int argc, char **argv)
             printf("# %s, %d ranks\n# %10s %12s %6s %6s %10s %8s %8s %6s\n",
                    names[w], coll_size(c), "size", "count", "type", "op",
                    "time(us)", "algbw", "busbw", "#wrong");
-        for (size_t bytes = 8; bytes <= max; bytes *= 4)
+        for (size_t bytes = 8; bytes <= max; bytes *= bytes < 262144 ? 8 : 4)
             bench(c, (which)w, bytes);
     }
     coll_finalize(c);

@@ -41,7 +41,7 @@ main(int argc, char **argv)
     for (int w = 0; w < 4; w++) {
         if (rank == 0)
             printf("# %s, %d ranks (MPI)\n", names[w], size);
-        for (size_t bytes = 8; bytes <= max; bytes *= 4) {
+        for (size_t bytes = 8; bytes <= max; bytes *= bytes < 262144 ? 8 : 4) {
             int n = (int)(bytes / sizeof(float)), iters = iterations(bytes);
             float *a = malloc(bytes + 4), *b = malloc(bytes + 4);
             for (int i = 0; i < n; i++)
