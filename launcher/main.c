@@ -135,6 +135,8 @@ start_rendezvous(settings *s, rendezvous *rv, job_net *net)
     net->rendezvous_addr = rv->addr;
     net->rendezvous_port = rv->port;
     net->token = rv->token;
+    /* three beats per timeout: one late packet is not a death */
+    net->heartbeat = o.heartbeat_timeout / 3;
     if (o.verbose)
         fprintf(stderr, "hvdrun: network: interface %s, MASTER_ADDR %s:%d\n",
                 net->iface, net->master_addr, net->master_port);
@@ -188,7 +190,7 @@ main(int argc, char **argv)
     settings s;
     envlist base = {0};
     const char *missing;
-    job_net net = {"127.0.0.1", 0, "lo", NULL, 0, NULL};
+    job_net net = {"127.0.0.1", 0, "lo", NULL, 0, NULL, 0};
     char ifname[64], maddr[64];
     int done, code;
 

@@ -104,5 +104,10 @@ worker_env_rank(envlist *out, const envlist *base, const cfg_plan *plan,
     }
     if (net->token)
         r |= envlist_set(out, HVDD_TOKEN_ENV, net->token);
+    if (net->heartbeat > 0) {
+        char beat[32];
+        snprintf(beat, sizeof(beat), "%g", net->heartbeat);
+        r |= envlist_set(out, "HVDD_HEARTBEAT_SECONDS", beat);
+    }
     return r ? -1 : 0;
 }

@@ -15,6 +15,7 @@ typedef struct job_net {
     const char *rendezvous_addr; /* hvdd, for Gloo and libcollective */
     int rendezvous_port;         /* 0: no rendezvous variables */
     const char *token;           /* the job token, or NULL */
+    double heartbeat;            /* seconds between heartbeats, or 0 */
 } job_net;
 
 /* The part every rank shares: the launcher's environment less what must

@@ -6,16 +6,19 @@
 #include <stdint.h>
 
 #include "client.h"
+#include "collective.h"
 #include "gloo_backend.h"
 
 struct coll_comm {
     int rank, size;
     int local_rank, local_size;
     int cross_rank, cross_size;
-    hvdd_client *client;   /* NULL for a job of one */
-    gloo_ctx *gloo;        /* NULL for a job of one */
-    int dead;              /* a transport failure broke the comm */
-    struct fusion *fusion; /* the async thread, once started */
+    hvdd_client *client;         /* NULL for a job of one */
+    gloo_ctx *gloo;              /* NULL for a job of one */
+    int dead;                    /* a transport failure broke the comm */
+    struct fusion *fusion;       /* the async thread, once started */
+    struct heartbeat *heartbeat; /* the heartbeat thread, if asked for */
+    int registered;              /* hvdd knows this rank */
     char last_error[512];
 };
 
@@ -38,6 +41,11 @@ int comm_timeout_ms(void);
 void comm_scale_avg(void *buf, size_t count, coll_dtype dt, int size);
 /* Stops the async thread, once every rank asks (coll_finalize). */
 void comm_fusion_stop(coll_comm *c);
+
+/* Registers the rank with hvdd and starts heartbeats when hvdrun asked
+ * for them; comm_unregister stops them and reports the exit. */
+int comm_register(coll_comm *c, const char *addr, int port, const char *token);
+void comm_unregister(coll_comm *c);
 
 /* 0, or COLL_EINVAL for NULL, or COLL_EDEAD after a transport failure. */
 int comm_usable(coll_comm *c);

@@ -91,13 +91,14 @@ comm_connect(coll_comm *c)
                    sizeof(c->last_error));
     if (r == COLL_ETRANSPORT)
         r = COLL_ERENDEZVOUS;
-    return r;
+    return r ? r : comm_register(c, addr, (int)port, getenv("HVDD_TOKEN"));
 }
 
 void
 comm_disconnect(coll_comm *c)
 {
     comm_fusion_stop(c);
+    comm_unregister(c);
     gb_free(c->gloo);
     hvdd_client_free(c->client);
     c->gloo = NULL;

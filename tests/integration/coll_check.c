@@ -353,6 +353,17 @@ main(int argc, char **argv)
         int r2 = coll_alltoallv(c, x, sc, x, rc, COLL_DT_F32);
         printf("rank %d: alltoallv: %s\n", coll_rank(c), coll_strerror(r2));
         r |= r2 == COLL_EMISMATCH ? 0 : 1;
+    } else if (strcmp(mode, "hang") == 0) {
+        /* rank 1 stops (as a hung process would): its heartbeats stop */
+        if (coll_rank(c) == 1)
+            raise(SIGSTOP);
+        r = coll_barrier(c);
+    } else if (strcmp(mode, "linger") == 0) {
+        /* a rank that finalized and keeps working is not a lost one */
+        coll_finalize(c);
+        sleep(2);
+        printf("rank done\n");
+        return 0;
     } else if (strcmp(mode, "die") == 0 && argc > 2) {
         /* one rank dies; the others must get an error, not hang. They
          * ignore hvdrun's SIGTERM (from the start, so no race) so that the

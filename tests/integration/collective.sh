@@ -39,4 +39,11 @@ check "dead peer: the others got an error ($took ms)" \
     [ "$(grep -c 'a peer failed or timed out: \(allreduce\|barrier\)' "$TMP/out")" -eq 2 ]
 check "dead peer: the comm is dead afterwards" \
     [ "$(grep -c 'after: the communicator failed earlier' "$TMP/out")" -eq 2 ]
+# heartbeats: a stopped rank is declared dead and named; a finished one
+# that keeps running is not
+hvd --heartbeat-timeout 1 --kill-grace 1 -np 2 "$CHECK" hang
+check "hung rank: exit 70" [ "$RC" -eq 70 ]
+check "hung rank: named" grep -q "job stopped: rank 1 on host 'localhost' (pid [0-9]*) sent no heartbeat" "$TMP/err"
+hvd --heartbeat-timeout 1 -np 2 "$CHECK" linger
+check "finished ranks are not lost ones" [ "$RC" -eq 0 -a "$(grep -c 'rank done' "$TMP/out")" -eq 2 ]
 finish

@@ -8,7 +8,7 @@ START_TEST(identity_variables)
     cfg_hostlist l;
     cfg_plan p;
     envlist base = {0}, env = {0};
-    job_net net = {"10.0.0.1", 29500, "eth0", "10.0.0.9", 4321, "t0k"};
+    job_net net = {"10.0.0.1", 29500, "eth0", "10.0.0.9", 4321, "t0k", 2.5};
 
     cfg_hostlist_init(&l);
     ck_assert_int_eq(cfg_hostspec_parse("worker-0:1,worker-1:2", &l, NULL), 0);
@@ -33,6 +33,7 @@ START_TEST(identity_variables)
                      "10.0.0.9");
     ck_assert_str_eq(envlist_get(&env, "HOROVOD_GLOO_RENDEZVOUS_PORT"), "4321");
     ck_assert_str_eq(envlist_get(&env, "HVDD_TOKEN"), "t0k");
+    ck_assert_str_eq(envlist_get(&env, "HVDD_HEARTBEAT_SECONDS"), "2.5");
     envlist_free(&env);
     envlist_free(&base);
     cfg_plan_release(&p);

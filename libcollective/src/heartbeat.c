@@ -1,0 +1,108 @@
+/* Telling hvdd this rank is alive: registration at coll_init, heartbeats
+ * from a small thread when hvdrun asks for them (HVDD_HEARTBEAT_SECONDS,
+ * set from --heartbeat-timeout), and the exit at coll_finalize, so that a
+ * rank that stops answering (hung, stopped, killed) stops the job with
+ * its name, and a finished one does not. */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "comm.h"
+
+struct heartbeat {
+    pthread_t thread;
+    pthread_mutex_t mu;
+    pthread_cond_t stop_cv;
+    int stop;
+    double interval;
+    hvdd_client *client; /* its own: a client serves one thread */
+    int rank;
+};
+
+static void *
+beat_main(void *arg)
+{
+    struct heartbeat *h = arg;
+
+    pthread_mutex_lock(&h->mu);
+    while (!h->stop) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_sec += (time_t)h->interval;
+        ts.tv_nsec += (long)((h->interval - (double)(time_t)h->interval) * 1e9);
+        if (ts.tv_nsec >= 1000000000L) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000L;
+        }
+        pthread_cond_timedwait(&h->stop_cv, &h->mu, &ts);
+        if (h->stop)
+            break;
+        pthread_mutex_unlock(&h->mu);
+        hvdd_client_heartbeat(h->client, h->rank); /* errors: hvdd decides */
+        pthread_mutex_lock(&h->mu);
+    }
+    pthread_mutex_unlock(&h->mu);
+    return NULL;
+}
+
+int
+comm_register(coll_comm *c, const char *addr, int port, const char *token)
+{
+    const char *host = getenv("HOROVOD_HOSTNAME"), *beat;
+    struct heartbeat *h;
+    hvdd_identity id;
+    double interval;
+    char *end;
+
+    if (token == NULL || host == NULL)
+        return 0; /* not under hvdrun: nobody to tell */
+    if (hvdd_client_register(c->client, host, (int)getpid(), c->rank, &id))
+        return comm_fail(c, COLL_ERENDEZVOUS, "register with hvdd: %s",
+                         hvdd_client_error(c->client));
+    c->registered = 1;
+    beat = getenv("HVDD_HEARTBEAT_SECONDS");
+    interval = beat ? strtod(beat, &end) : 0;
+    if (beat == NULL || *end || interval <= 0)
+        return 0;
+    if ((h = calloc(1, sizeof(*h))) == NULL ||
+        (h->client = hvdd_client_new(addr, port, token, 5.0)) == NULL) {
+        free(h);
+        return comm_fail(c, COLL_ENOMEM, "out of memory");
+    }
+    h->interval = interval;
+    h->rank = c->rank;
+    pthread_mutex_init(&h->mu, NULL);
+    pthread_cond_init(&h->stop_cv, NULL);
+    if (pthread_create(&h->thread, NULL, beat_main, h) != 0) {
+        hvdd_client_free(h->client);
+        free(h);
+        return comm_fail(c, COLL_ENOMEM, "cannot start the heartbeat thread");
+    }
+    c->heartbeat = h;
+    return 0;
+}
+
+void
+comm_unregister(coll_comm *c)
+{
+    struct heartbeat *h = c->heartbeat;
+
+    if (h) {
+        pthread_mutex_lock(&h->mu);
+        h->stop = 1;
+        pthread_cond_signal(&h->stop_cv);
+        pthread_mutex_unlock(&h->mu);
+        pthread_join(h->thread, NULL);
+        hvdd_client_free(h->client);
+        pthread_cond_destroy(&h->stop_cv);
+        pthread_mutex_destroy(&h->mu);
+        free(h);
+        c->heartbeat = NULL;
+    }
+    /* a finished rank must not be taken for a lost one */
+    if (c->registered && c->client)
+        hvdd_client_exit(c->client, c->rank, 0);
+    c->registered = 0;
+}
