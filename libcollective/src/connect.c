@@ -67,7 +67,7 @@ comm_connect(coll_comm *c)
     const char *addr = getenv("HOROVOD_GLOO_RENDEZVOUS_ADDR");
     const char *iface = getenv("HOROVOD_GLOO_IFACE");
     long port = env_long("HOROVOD_GLOO_RENDEZVOUS_PORT", 0);
-    long timeout_s = env_long("HOROVOD_GLOO_TIMEOUT_SECONDS", 30);
+    int timeout_ms = comm_timeout_ms();
     char prefix[32];
     int r;
 
@@ -82,13 +82,12 @@ comm_connect(coll_comm *c)
                          "HOROVOD_GLOO_IFACE is not set: the network to use "
                          "is unknown");
     c->client = hvdd_client_new(addr, (int)port, getenv("HVDD_TOKEN"),
-                                (double)timeout_s);
+                                timeout_ms / 1000.0);
     if (c->client == NULL)
         return comm_fail(c, COLL_ENOMEM, "out of memory");
     comm_prefix(prefix, sizeof(prefix));
     r = gb_connect(&c->gloo, c->client, "collective", prefix, c->rank, c->size,
-                   iface, (int)(timeout_s * 1000), c->last_error,
-                   sizeof(c->last_error));
+                   iface, timeout_ms, c->last_error, sizeof(c->last_error));
     if (r == COLL_ETRANSPORT)
         r = COLL_ERENDEZVOUS;
     return r ? r : comm_register(c, addr, (int)port, getenv("HVDD_TOKEN"));

@@ -79,19 +79,11 @@ static int
 exchange(fusion *f, const entry *mine, int nmine, int stopping, entry *flat,
          int *n, int *all_stop)
 {
-    int64_t hdr[2] = {nmine, stopping}, *hdrs;
-    size_t *bytes;
+    int64_t hdr[2] = {nmine, stopping}, *hdrs = f->hdrs;
+    size_t *bytes = f->bytes;
     char err[512];
     int r;
 
-    hdrs = calloc((size_t)f->size * 2, sizeof(*hdrs));
-    bytes = calloc((size_t)f->size, sizeof(*bytes));
-    if (hdrs == NULL || bytes == NULL) {
-        free(hdrs);
-        free(bytes);
-        fail_all(f, COLL_ENOMEM, "out of memory");
-        return COLL_ENOMEM;
-    }
     r = gb_allgather(f->gloo, hdr, hdrs, sizeof(hdr), err, sizeof(err));
     *all_stop = 1;
     for (int k = 0; r == 0 && k < f->size; k++) {
@@ -101,8 +93,6 @@ exchange(fusion *f, const entry *mine, int nmine, int stopping, entry *flat,
     }
     if (r == 0)
         r = gb_allgatherv(f->gloo, mine, flat, bytes, err, sizeof(err));
-    free(hdrs);
-    free(bytes);
     if (r != 0)
         fail_all(f, r, err);
     return r;
@@ -318,6 +308,15 @@ start(coll_comm *c)
     f->threshold = (size_t)env_double("HOROVOD_FUSION_THRESHOLD", 64 << 20);
     if (f->threshold < 1024)
         f->threshold = 1024;
+    /* per-cycle scratch, allocated once: the thread cycles every ms */
+    f->hdrs = calloc((size_t)f->size * 2, sizeof(*f->hdrs));
+    f->bytes = calloc((size_t)f->size, sizeof(*f->bytes));
+    if (f->hdrs == NULL || f->bytes == NULL) {
+        free(f->hdrs);
+        free(f->bytes);
+        free(f);
+        return comm_fail(c, COLL_ENOMEM, "out of memory");
+    }
     comm_prefix(prefix, sizeof(prefix));
     r = gb_connect(&f->gloo, c->client, "collective", prefix, c->rank, c->size,
                    comm_iface(), comm_timeout_ms(), c->last_error,
@@ -326,6 +325,8 @@ start(coll_comm *c)
         r = comm_fail(c, COLL_ENOMEM, "cannot start the fusion thread");
     if (r != 0) {
         gb_free(f->gloo);
+        free(f->hdrs);
+        free(f->bytes);
         free(f);
         return r;
     }
@@ -348,6 +349,8 @@ comm_fusion_stop(coll_comm *c)
     pthread_join(f->thread, NULL);
     gb_free(f->gloo);
     free(f->buffer);
+    free(f->hdrs);
+    free(f->bytes);
     pthread_cond_destroy(&f->changed);
     pthread_mutex_destroy(&f->mu);
     free(f);

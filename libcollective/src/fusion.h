@@ -39,6 +39,8 @@ typedef struct fusion {
     double cycle_ms;
     size_t threshold; /* fusion buffer bytes */
     void *buffer;
+    int64_t *hdrs; /* the cycle's exchange: 2 per rank */
+    size_t *bytes; /* and each rank's entry bytes */
     int rank, size;
     int dead;
     char error[512];
