@@ -66,6 +66,22 @@ typedef enum cfg_xform {
     X(NETWORK_INTERFACE, "network-interface", NULL, CFG_T_STR,                 \
       "network_interface", NULL, CFG_X_NONE, NONE, "NAME[,NAME]|CIDR",         \
       "network the workers use, by interface name or address range")           \
+    X(SSH_PORT, "ssh-port", "p", CFG_T_POSINT, "ssh_port", NULL, CFG_X_NONE,  \
+      NONE, "PORT", "SSH port of the other hosts (default 22)")                \
+    X(SSH_IDENTITY_FILE, "ssh-identity-file", "i", CFG_T_STR,                  \
+      "ssh_identity_file", NULL, CFG_X_NONE, NONE, "FILE",                     \
+      "SSH private key (Ed25519 or ECDSA) tried after ssh-agent's")            \
+    X(SSH_ACCEPT_NEW, "ssh-accept-new", NULL, CFG_T_FLAG, "ssh_accept_new",    \
+      NULL, CFG_X_NONE, NONE, "1",                                             \
+      "trust and record host keys missing from known_hosts")                   \
+    X(SSH_PARALLEL, "ssh-parallel", NULL, CFG_T_POSINT, "ssh_parallel", NULL,  \
+      CFG_X_NONE, NONE, "N",                                                   \
+      "SSH connections being set up at once (default 8)")                      \
+    X(REMOTE_HVDRUN, "remote-hvdrun", NULL, CFG_T_STR, "remote_hvdrun", NULL,  \
+      CFG_X_NONE, NONE, "PATH",                                                \
+      "hvdrun on the other hosts (default: this hvdrun's path)")               \
+    X(CHECK_SSH, "check-ssh", NULL, CFG_T_FLAG, NULL, NULL, CFG_X_NONE, NONE,  \
+      "1", "check SSH to every host (connect, host key, login, hvdrun), exit") \
     X(DRY_RUN, "dry-run", NULL, CFG_T_FLAG, NULL, NULL, CFG_X_NONE, NONE, "1", \
       "print the plan and one rank's environment, then exit")                  \
     X(DRY_RUN_RANK, "dry-run-rank", NULL, CFG_T_INT, NULL, NULL, CFG_X_NONE,   \

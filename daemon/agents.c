@@ -144,3 +144,14 @@ agents_report(agents *a, int h, const nic_probe *results, int n, char *err,
     decide(a);
     return 0;
 }
+
+int
+agents_has_addr(const agents *a, const char *addr)
+{
+    for (int h = 0; h < a->nhosts; h++)
+        for (int i = 0; a->hosts[h].registered && i < a->hosts[h].nic.naddrs;
+             i++)
+            if (strcmp(a->hosts[h].nic.addrs[i].addr, addr) == 0)
+                return 1;
+    return 0;
+}

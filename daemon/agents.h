@@ -35,6 +35,8 @@ int agents_register(agents *a, int h, const char *name, const char *id,
                     int probe_port, const nic_addr *addrs, int naddrs,
                     char *err, size_t errlen);
 int agents_all_registered(const agents *a);
+/* 1 when a registered agent reported addr as one of its host's. */
+int agents_has_addr(const agents *a, const char *addr);
 
 /* Host h's probe results: addr -> the id that answered ("" for none).
  * Decides once every host has reported. Returns 0 or -1 with err. */

@@ -396,3 +396,10 @@ hvdd_client_status(hvdd_client *c, char **json)
         *json = b.p;
     return r;
 }
+
+int
+hvdd_client_post(hvdd_client *c, const char *what, json_t *j, long timeout_ms,
+                 json_t **answer)
+{
+    return post(c, what, j, timeout_ms, answer);
+}

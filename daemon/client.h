@@ -5,6 +5,7 @@
 #ifndef HVDD_CLIENT_H
 #define HVDD_CLIENT_H
 
+#include <jansson.h>
 #include <stddef.h>
 
 #ifdef __cplusplus
@@ -67,6 +68,11 @@ int hvdd_client_barrier(hvdd_client *c, const char *name, int rank);
 int hvdd_client_heartbeat(hvdd_client *c, int rank);
 int hvdd_client_exit(hvdd_client *c, int rank, int code);
 int hvdd_client_abort(hvdd_client *c, const char *reason);
+/* POSTs j (taken, may be NULL only when out of memory) to /v1/<what>;
+ * the JSON answer goes to *answer when answer is not NULL (the caller
+ * decrefs it). For routes without a helper of their own (the agent's). */
+int hvdd_client_post(hvdd_client *c, const char *what, json_t *j,
+                     long timeout_ms, json_t **answer);
 /* GET /v1/status; *json is malloc'd, the caller frees it. */
 int hvdd_client_status(hvdd_client *c, char **json);
 

@@ -122,7 +122,9 @@ hvdd_handle(hvdd_state *st, const hvdd_request *rq, hvdd_response *rs)
         control_route(st, rq, rs);
         return;
     }
-    if (!rq->peer_allowed) {
+    /* the job's other hosts: every address their agents reported */
+    if (!rq->peer_allowed &&
+        !(rq->peer && agents_has_addr(&st->job.agents, rq->peer))) {
         log_line(st, "refused %s %s: address not in the job", rq->method,
                  rq->path);
         reply_text(rs, 403, "this address is not one of the job's hosts");

@@ -30,10 +30,11 @@ typedef struct hvdd_request {
     const char *auth; /* the Authorization header, or NULL */
     const char *body;
     size_t body_len;
-    int peer_allowed;    /* the client's address may use the KV routes */
+    int peer_allowed;    /* loopback or --allow: may use the KV routes */
     int deadline_passed; /* a long-poll's wait is over */
     int *conn_state;     /* per-connection memory across waits; starts -1 */
     double now;
+    const char *peer; /* the client's numeric address, or NULL */
 } hvdd_request;
 
 typedef struct hvdd_response {

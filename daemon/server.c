@@ -164,24 +164,29 @@ timer_main(void *arg)
     }
 }
 
-static int
-peer_allowed(const hvdd_server *s, struct MHD_Connection *mc)
+/* The client's numeric address (IPv4-mapped shown as IPv4), or NULL. */
+static const char *
+peer_address(struct MHD_Connection *mc, char *host, size_t size)
 {
     const union MHD_ConnectionInfo *ci =
         MHD_get_connection_info(mc, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
-    char host[INET6_ADDRSTRLEN + 8];
-    const char *h = host;
     socklen_t len;
 
     if (ci == NULL || ci->client_addr == NULL)
-        return 0;
+        return NULL;
     len = ci->client_addr->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
                                                  : sizeof(struct sockaddr_in);
-    if (getnameinfo(ci->client_addr, len, host, sizeof(host), NULL, 0,
+    if (getnameinfo(ci->client_addr, len, host, size, NULL, 0,
                     NI_NUMERICHOST) != 0)
+        return NULL;
+    return strncmp(host, "::ffff:", 7) == 0 ? host + 7 : host;
+}
+
+static int
+peer_allowed(const hvdd_server *s, const char *h)
+{
+    if (h == NULL)
         return 0;
-    if (strncmp(h, "::ffff:", 7) == 0)
-        h += 7;
     /* This host's own workers; other loopback addresses must be allowed
      * like any other, which lets tests see a refusal without a network. */
     if (strcmp(h, "127.0.0.1") == 0 || strcmp(h, "::1") == 0)
@@ -279,6 +284,8 @@ handler(void *cls, struct MHD_Connection *mc, const char *url,
         *upload_data_size = 0;
         return MHD_YES;
     }
+    char host[INET6_ADDRSTRLEN + 8];
+    const char *peer = peer_address(mc, host, sizeof(host));
     hvdd_request rq = {
         .method = method,
         .path = url,
@@ -287,7 +294,8 @@ handler(void *cls, struct MHD_Connection *mc, const char *url,
                                             MHD_HTTP_HEADER_AUTHORIZATION),
         .body = c->body,
         .body_len = c->too_big ? HVDD_MAX_BODY + 1 : c->len,
-        .peer_allowed = peer_allowed(s, mc),
+        .peer_allowed = peer_allowed(s, peer),
+        .peer = peer,
         .deadline_passed = c->deadline_passed,
         .conn_state = &c->conn_state,
         .now = now(),

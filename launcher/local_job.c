@@ -35,7 +35,7 @@ typedef struct run {
     int stopping;   /* 0 running, 1 SIGTERM sent, 2 SIGKILL sent */
     double kill_at; /* when stopping == 1: SIGKILL then */
     double start_deadline;
-    int failed_rank; /* the first worker that failed, or -1 */
+    int failed;      /* index of the first worker that failed, or -1 */
     int interrupted; /* the signal that stopped the job, or 0 */
     int start_failed;
     int unreaped;
@@ -53,6 +53,13 @@ now(void)
 
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Worker i runs this rank of the plan. */
+static int
+rank_of(const run *r, int i)
+{
+    return r->spec->first_rank + i;
 }
 
 static void
@@ -120,16 +127,19 @@ start_workers(run *r)
         worker *w = &r->w[i];
         for (int k = 0; k < 2; k++) {
             int fd = -1;
-            if (s->output_dir && (fd = out_open_rank_file(
-                                      s->output_dir, i, r->n, names[k])) < 0) {
+            if (s->output_dir &&
+                (fd = out_open_rank_file(s->output_dir, rank_of(r, i),
+                                         s->plan->size, names[k])) < 0) {
                 fprintf(stderr, "hvdrun: cannot write '%s/rank.%d/%s': %s\n",
-                        s->output_dir, i, names[k], strerror(errno));
+                        s->output_dir, rank_of(r, i), names[k],
+                        strerror(errno));
                 return -1;
             }
-            out_stream_init(&w->streams[k], i, k, s->timestamps, fd);
+            out_stream_init(&w->streams[k], rank_of(r, i), k, s->timestamps,
+                            fd);
         }
         if (spawn_worker(s->argv, s->envp[i], &r->old_mask, &w->sp) != 0) {
-            fprintf(stderr, "hvdrun: cannot start rank %d: %s\n", i,
+            fprintf(stderr, "hvdrun: cannot start rank %d: %s\n", rank_of(r, i),
                     strerror(errno));
             w->sp = (spawned){0, -1, -1, -1};
             return -1;
@@ -150,10 +160,10 @@ on_exit_status(run *r, int i, int status)
     r->unreaped--;
     guard_remove(r->guard_fd, w->sp.pid);
     if (r->spec->verbose)
-        fprintf(stderr, "hvdrun: rank %d (pid %d) ended, wait status %#x\n", i,
-                (int)w->sp.pid, status);
-    if (status != 0 && r->failed_rank < 0 && !r->stopping) {
-        r->failed_rank = i;
+        fprintf(stderr, "hvdrun: rank %d (pid %d) ended, wait status %#x\n",
+                rank_of(r, i), (int)w->sp.pid, status);
+    if (status != 0 && r->failed < 0 && !r->stopping) {
+        r->failed = i;
         r->stopped = r->unreaped;
         begin_stop(r);
     }
@@ -202,7 +212,7 @@ stop_for(run *r, const char *why)
 {
     if (r->aborted[0] == '\0')
         snprintf(r->aborted, sizeof(r->aborted), "%s", why);
-    if (r->failed_rank < 0)
+    if (r->failed < 0)
         r->stopped = r->unreaped;
     begin_stop(r);
 }
@@ -218,7 +228,9 @@ on_events(run *r)
     if (n <= 0) {
         r->events_fd = -1; /* the rendezvous owns and closes it */
         if (r->unreaped > 0)
-            stop_for(r, "the rendezvous daemon hvdd exited");
+            stop_for(r, r->spec->events_eof ? r->spec->events_eof
+                                            : "the rendezvous daemon hvdd "
+                                              "exited");
         return;
     }
     r->events_len += (size_t)n;
@@ -227,6 +239,8 @@ on_events(run *r)
         *nl = '\0';
         if (strncmp(r->events, "abort ", 6) == 0)
             stop_for(r, r->events + 6);
+        else if (strcmp(r->events, "kill") == 0)
+            kill_now(r);
         r->events_len -= (size_t)(nl + 1 - r->events);
         memmove(r->events, nl + 1, r->events_len + 1);
     }
@@ -336,7 +350,7 @@ check_start(run *r)
             late, r->n, r->spec->start_timeout);
     for (int i = 0; i < r->n; i++)
         if (!r->w[i].started) {
-            fprintf(stderr, " %d\n", i);
+            fprintf(stderr, " %d\n", rank_of(r, i));
             break;
         }
     begin_stop(r);
@@ -419,29 +433,29 @@ wait_code(int status)
 static void
 report_failure(const run *r)
 {
-    const worker *w = &r->w[r->failed_rank];
+    const worker *w = &r->w[r->failed];
+    int rank = rank_of(r, r->failed);
     const char *host =
-        r->spec->hosts->hosts[r->spec->plan->slots[r->failed_rank].host].name;
+        r->spec->hosts->hosts[r->spec->plan->slots[rank].host].name;
     char tail[2048], *line, *save = NULL;
 
     if (w->exec_errno)
-        fprintf(stderr, "hvdrun: rank %d on %s: cannot run '%s': %s\n",
-                r->failed_rank, host, r->spec->argv[0],
-                strerror(w->exec_errno));
+        fprintf(stderr, "hvdrun: rank %d on %s: cannot run '%s': %s\n", rank,
+                host, r->spec->argv[0], strerror(w->exec_errno));
     else if (WIFSIGNALED(w->status))
         fprintf(stderr, "hvdrun: rank %d on %s was killed by signal %d (%s)\n",
-                r->failed_rank, host, WTERMSIG(w->status),
+                rank, host, WTERMSIG(w->status),
                 strsignal(WTERMSIG(w->status)));
     else
-        fprintf(stderr, "hvdrun: rank %d on %s exited with code %d\n",
-                r->failed_rank, host, WEXITSTATUS(w->status));
+        fprintf(stderr, "hvdrun: rank %d on %s exited with code %d\n", rank,
+                host, WEXITSTATUS(w->status));
     if (r->stopped > 0)
         fprintf(stderr, "hvdrun: stopped %d other rank%s still running\n",
                 r->stopped, r->stopped == 1 ? "" : "s");
     out_stream_last_lines(&w->streams[1], 10, tail, sizeof(tail));
     if (tail[0] == '\0')
         return;
-    fprintf(stderr, "hvdrun: last stderr lines of rank %d:\n", r->failed_rank);
+    fprintf(stderr, "hvdrun: last stderr lines of rank %d:\n", rank);
     for (line = strtok_r(tail, "\n", &save); line;
          line = strtok_r(NULL, "\n", &save))
         fprintf(stderr, "  %s\n", line);
@@ -450,16 +464,19 @@ report_failure(const run *r)
 static int
 exit_code(const run *r)
 {
-    if (r->aborted[0] && r->failed_rank < 0) {
-        fprintf(stderr, "hvdrun: job stopped: %s\n", r->aborted);
-        if (r->stopped > 0)
-            fprintf(stderr, "hvdrun: stopped %d rank%s still running\n",
-                    r->stopped, r->stopped == 1 ? "" : "s");
+    if (r->aborted[0] && r->failed < 0) {
+        /* an agent's launcher says why itself */
+        if (r->spec->events_eof == NULL) {
+            fprintf(stderr, "hvdrun: job stopped: %s\n", r->aborted);
+            if (r->stopped > 0)
+                fprintf(stderr, "hvdrun: stopped %d rank%s still running\n",
+                        r->stopped, r->stopped == 1 ? "" : "s");
+        }
         return HVD_EXIT_RENDEZVOUS;
     }
-    if (r->failed_rank >= 0) {
+    if (r->failed >= 0) {
         report_failure(r);
-        return wait_code(r->w[r->failed_rank].status);
+        return wait_code(r->w[r->failed].status);
     }
     if (r->start_failed)
         return HVD_EXIT_LAUNCH;
@@ -490,9 +507,9 @@ int
 local_job_run(const local_job_spec *spec)
 {
     run r = {.spec = spec,
-             .n = spec->plan->size,
+             .n = spec->nranks > 0 ? spec->nranks : spec->plan->size,
              .sigfd = -1,
-             .failed_rank = -1,
+             .failed = -1,
              .events_fd = spec->events_fd};
     int code;
 
@@ -507,8 +524,8 @@ local_job_run(const local_job_spec *spec)
     }
     for (int i = 0; i < r.n; i++) {
         r.w[i].sp = (spawned){0, -1, -1, -1};
-        out_stream_init(&r.w[i].streams[0], i, 0, 0, -1);
-        out_stream_init(&r.w[i].streams[1], i, 1, 0, -1);
+        out_stream_init(&r.w[i].streams[0], rank_of(&r, i), 0, 0, -1);
+        out_stream_init(&r.w[i].streams[1], rank_of(&r, i), 1, 0, -1);
     }
     r.start_deadline = now() + spec->start_timeout;
     if (start_workers(&r) != 0) {

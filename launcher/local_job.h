@@ -17,7 +17,12 @@ typedef struct local_job_spec {
     const char *output_dir; /* --output-filename, or NULL */
     int timestamps;
     int verbose;
-    int events_fd; /* hvdd's "abort REASON" lines; EOF if it dies; or -1 */
+    /* "abort REASON" (stop gracefully) and "kill" lines: from hvdd, or
+     * for an agent from the launcher; EOF says that sender is gone. */
+    int events_fd;
+    const char *events_eof; /* why EOF on events_fd stops the job */
+    int first_rank;         /* this host's ranks: first_rank... */
+    int nranks;             /* ...nranks of them; 0: the whole plan */
 } local_job_spec;
 
 /* Runs the job; returns hvdrun's exit code. Never returns before every

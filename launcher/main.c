@@ -1,4 +1,5 @@
 /* hvdrun: runs a command as an N-process data-parallel job. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,6 +8,7 @@
 #include "exit_codes.h"
 #include "local_host.h"
 #include "local_job.h"
+#include "remote_job.h"
 #include "rendezvous.h"
 #include "settings.h"
 #include "worker_env.h"
@@ -26,20 +28,24 @@ print_plan(const settings *s, FILE *f)
     }
 }
 
-/* Every host that got ranks must be this one until the SSH launcher is
- * built; say so plainly rather than start part of a job. */
+/* `hvdrun --agent ...` is the per-host agent, a sibling binary: it links
+ * libcurl, which would slow every hvdrun start. */
 static int
-check_hosts_local(const settings *s)
+exec_agent(char **argv)
 {
-    for (int h = 0; h < s->plan.nhosts; h++)
-        if (!host_is_local(s->hosts.hosts[h].name)) {
-            fprintf(stderr,
-                    "hvdrun: host '%s' is not this machine, and launching "
-                    "on other hosts over SSH is not built yet\n",
-                    s->hosts.hosts[h].name);
-            return HVD_EXIT_LAUNCH;
-        }
-    return 0;
+    char self[4096], path[4200];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+
+    if (n <= 0)
+        return HVD_EXIT_LAUNCH;
+    self[n] = '\0';
+    snprintf(path, sizeof(path), "%.*s/hvdrun-agent",
+             (int)(strrchr(self, '/') - self), self);
+    argv[0] = path;
+    execv(path, argv);
+    fprintf(stderr, "hvdrun: cannot run the agent '%s': %s\n", path,
+            strerror(errno));
+    return 127;
 }
 
 /* The variables hvdrun sets, i.e. every entry of env not inherited as is. */
@@ -143,6 +149,28 @@ start_rendezvous(settings *s, rendezvous *rv, job_net *net)
     return 0;
 }
 
+/* Hosts other than this one: an agent on each, hvdd for all. */
+static int
+run_remote(settings *s, const envlist *base, job_net *net)
+{
+    rendezvous rv;
+    remote_job_spec spec = {.s = s, .base = base};
+    int code;
+
+    net->iface = "lo"; /* hvdd's answer if the plan has one host */
+    net->master_addr = "127.0.0.1";
+    if ((code = start_rendezvous(s, &rv, net)) != 0)
+        return code;
+    spec.token = rv.token;
+    spec.rendezvous_port = rv.port;
+    spec.rendezvous_addr = cfg_job_get(&s->job, CFG_OPT_RENDEZVOUS_ADDR);
+    spec.heartbeat = net->heartbeat;
+    spec.events_fd = rv.events_fd;
+    code = remote_job_run(&spec);
+    rendezvous_stop(&rv);
+    return code;
+}
+
 static int
 run(settings *s, const envlist *base, job_net *net)
 {
@@ -194,8 +222,15 @@ main(int argc, char **argv)
     char ifname[64], maddr[64];
     int done, code;
 
+    if (argc > 1 && strcmp(argv[1], "--agent") == 0)
+        return exec_agent(argv + 1);
     if ((code = settings_load(argc, argv, &s, &done)) != 0 || done)
         goto out;
+    if (cfg_job_flag(&s.job, CFG_OPT_CHECK_SSH)) {
+        remote_job_spec check = {.s = &s, .events_fd = -1, .check_only = 1};
+        code = remote_job_run(&check);
+        goto out;
+    }
     if (s.ncommand == 0 && !cfg_job_flag(&s.job, CFG_OPT_DRY_RUN)) {
         fprintf(stderr, "hvdrun: no command given\ntry 'hvdrun --help'\n");
         code = HVD_EXIT_USAGE;
@@ -222,8 +257,10 @@ main(int argc, char **argv)
         print_plan(&s, stderr);
     if (cfg_job_flag(&s.job, CFG_OPT_DRY_RUN))
         code = dry_run(&s, &base, &net);
-    else if ((code = check_hosts_local(&s)) == 0)
+    else if (all_hosts_local(&s))
         code = run(&s, &base, &net);
+    else
+        code = run_remote(&s, &base, &net);
 out:
     envlist_free(&base);
     settings_release(&s);

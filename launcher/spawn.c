@@ -9,9 +9,9 @@
 /* Runs in the child between fork and exec: async-signal-safe calls only. */
 static void
 child(char *const argv[], char *const envp[], const sigset_t *unblock,
-      pid_t parent, int out, int err, int status)
+      pid_t parent, int in, int out, int err, int status)
 {
-    int e, devnull;
+    int e;
 
     setpgid(0, 0);
     prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -22,9 +22,9 @@ child(char *const argv[], char *const envp[], const sigset_t *unblock,
     signal(SIGTERM, SIG_DFL);
     signal(SIGHUP, SIG_DFL);
     sigprocmask(SIG_SETMASK, unblock, NULL);
-    devnull = open("/dev/null", O_RDONLY);
-    if (devnull < 0 || dup2(devnull, 0) < 0 || dup2(out, 1) < 0 ||
-        dup2(err, 2) < 0)
+    if (in < 0)
+        in = open("/dev/null", O_RDONLY);
+    if (in < 0 || dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0)
         _exit(127);
     execvpe(argv[0], argv, envp);
     e = errno;
@@ -39,39 +39,65 @@ pipe_pair(int fds[2])
     return pipe2(fds, O_CLOEXEC);
 }
 
-int
-spawn_worker(char *const argv[], char *const envp[], const sigset_t *unblock,
-             spawned *out)
+static void
+close_pair(int fds[2])
 {
-    int o[2] = {-1, -1}, e[2] = {-1, -1}, s[2] = {-1, -1}, saved;
+    for (int i = 0; i < 2; i++)
+        if (fds[i] >= 0)
+            close(fds[i]);
+}
+
+/* in_fd NULL: stdin from /dev/null; else a pipe whose write end it gets. */
+static int
+spawn(char *const argv[], char *const envp[], const sigset_t *unblock,
+      spawned *out, int *in_fd)
+{
+    int o[2] = {-1, -1}, e[2] = {-1, -1}, s[2] = {-1, -1}, in[2] = {-1, -1};
+    int saved;
     pid_t parent = getpid(), pid;
 
-    if (pipe_pair(o) || pipe_pair(e) || pipe_pair(s))
+    if (pipe_pair(o) || pipe_pair(e) || pipe_pair(s) ||
+        (in_fd && pipe_pair(in)))
         goto fail;
     if ((pid = fork()) < 0)
         goto fail;
     if (pid == 0)
-        child(argv, envp, unblock, parent, o[1], e[1], s[1]);
+        child(argv, envp, unblock, parent, in[0], o[1], e[1], s[1]);
     setpgid(pid, pid); /* also here: no race with a killpg right after */
     close(o[1]);
     close(e[1]);
     close(s[1]);
+    if (in_fd) {
+        close(in[0]);
+        fcntl(in[1], F_SETFL, O_NONBLOCK);
+        *in_fd = in[1];
+    }
     fcntl(o[0], F_SETFL, O_NONBLOCK);
     fcntl(e[0], F_SETFL, O_NONBLOCK);
     *out = (spawned){pid, o[0], e[0], s[0]};
     return 0;
 fail:
     saved = errno;
-    for (int i = 0; i < 2; i++) {
-        if (o[i] >= 0)
-            close(o[i]);
-        if (e[i] >= 0)
-            close(e[i]);
-        if (s[i] >= 0)
-            close(s[i]);
-    }
+    close_pair(o);
+    close_pair(e);
+    close_pair(s);
+    close_pair(in);
     errno = saved;
     return -1;
+}
+
+int
+spawn_worker(char *const argv[], char *const envp[], const sigset_t *unblock,
+             spawned *out)
+{
+    return spawn(argv, envp, unblock, out, NULL);
+}
+
+int
+spawn_with_stdin(char *const argv[], char *const envp[],
+                 const sigset_t *unblock, spawned *out, int *in_fd)
+{
+    return spawn(argv, envp, unblock, out, in_fd);
 }
 
 int

@@ -20,6 +20,10 @@ typedef struct spawned {
 int spawn_worker(char *const argv[], char *const envp[],
                  const sigset_t *unblock, spawned *out);
 
+/* The same with a pipe to the child's stdin: *in_fd is its write end
+ * (non-blocking, close-on-exec). For the launch host's own agent. */
+int spawn_with_stdin(char *const argv[], char *const envp[],
+                     const sigset_t *unblock, spawned *out, int *in_fd);
 /* Decodes a status_fd message: the errno of a failed exec. */
 int spawn_exec_errno(int status_fd, int *err);
 

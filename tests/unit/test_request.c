@@ -28,6 +28,8 @@ teardown(void)
 }
 
 /* Sends one request; the response is in rs. */
+static const char *peer; /* the client's address, or NULL */
+
 static int
 call(const char *method, const char *path, const char *auth, const char *body,
      const char *wait, int allowed, int deadline_passed)
@@ -36,7 +38,8 @@ call(const char *method, const char *path, const char *auth, const char *body,
                        wait,        auth,
                        body,        body ? strlen(body) : 0,
                        allowed,     deadline_passed,
-                       &conn_state, 100.0};
+                       &conn_state, 100.0,
+                       peer};
     free(rs.body);
     memset(&rs, 0, sizeof(rs));
     hvdd_handle(&st, &rq, &rs);
@@ -121,7 +124,7 @@ END_TEST
 START_TEST(oversized_body_refused)
 {
     hvdd_request rq = {"PUT", "/global/k", NULL, NULL, "", HVDD_MAX_BODY + 1, 1,
-                       0,     &conn_state, 0};
+                       0,     &conn_state, 0,    NULL};
     start(1, NULL);
     hvdd_handle(&st, &rq, &rs);
     ck_assert_int_eq(rs.status, 413);
@@ -310,6 +313,23 @@ agents_report_in(int answer_real)
     ck_assert_str_eq(rs.notify, "nic");
 }
 
+/* The KV routes take the job's hosts: the addresses their agents
+ * reported, and nothing else. */
+START_TEST(agent_addresses_may_use_the_store)
+{
+    start(3, "a:1,b:1,c:1");
+    peer = "10.1.0.2";
+    ck_assert_int_eq(call("PUT", "/global/k", NULL, "v", NULL, 0, 0), 403);
+    peer = NULL;
+    agents_report_in(1);
+    peer = "10.1.0.2";
+    ck_assert_int_eq(call("PUT", "/global/k", NULL, "v", NULL, 0, 0), 200);
+    peer = "10.1.0.9";
+    ck_assert_int_eq(call("GET", "/global/k", NULL, NULL, NULL, 0, 0), 403);
+    peer = NULL;
+}
+END_TEST
+
 START_TEST(agents_choose_the_network)
 {
     start(3, "a:1,b:1,c:1");
@@ -397,6 +417,7 @@ suite(void)
     ADD(tc, barrier_and_heartbeats);
     ADD(tc, exit_and_abort);
     ADD(tc, agents_choose_the_network);
+    ADD(tc, agent_addresses_may_use_the_store);
     ADD(tc, agents_without_a_common_network);
     ADD(tc, agent_errors);
     suite_add_tcase(s, tc);

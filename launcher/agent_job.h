@@ -1,0 +1,44 @@
+/* What the launcher tells each host's agent: one JSON line on the agent's
+ * stdin before anything else (the job token travels here, never in argv).
+ * After it, the launcher sends control lines: "go" (start the workers),
+ * "abort REASON" (stop them gracefully), "kill". The agent answers on its
+ * stdout with "@hvd ready IFACE ADDR" or "@hvd error MESSAGE" lines before
+ * its workers start; later lines there are the workers' tagged output. */
+#ifndef HVD_AGENT_JOB_H
+#define HVD_AGENT_JOB_H
+
+#include <jansson.h>
+
+#include "envlist.h"
+#include "hostlist.h"
+#include "plan.h"
+
+#define AGENT_CONTROL "@hvd "
+
+typedef struct agent_job {
+    int host; /* this host's index in the plan */
+    cfg_hostlist hosts;
+    cfg_plan plan;
+    int np;
+    char **argv; /* NULL-terminated */
+    envlist base;
+    const char *cwd;
+    const char *rendezvous_addr; /* hvdd as this host reaches it */
+    int rendezvous_port;
+    const char *token;
+    const char *network_interface; /* or NULL */
+    const char *output_dir;        /* or NULL */
+    double heartbeat, kill_grace, start_timeout;
+    int timestamps, verbose;
+    json_t *root; /* decoded: owns the strings above */
+} agent_job;
+
+/* The line for one host (with its trailing newline), malloc'd; NULL when
+ * out of memory. Uses every field but plan and root. */
+char *agent_job_encode(const agent_job *j);
+/* Parses a line into j (hosts, plan and base built); 0, or -1 with a
+ * reason in err. Release with agent_job_release. */
+int agent_job_decode(const char *line, agent_job *j, char *err, size_t size);
+void agent_job_release(agent_job *j);
+
+#endif

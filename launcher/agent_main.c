@@ -1,0 +1,206 @@
+/* hvdrun-agent: runs one host's share of a job for the launcher (started
+ * over SSH, or directly for the launch host's own slots). The job comes on
+ * stdin (agent_job.h); EOF there means the launcher is gone, and the
+ * workers are stopped. */
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "agent_job.h"
+#include "agent_nic.h"
+#include "exit_codes.h"
+#include "local_job.h"
+#include "worker_env.h"
+
+#define MAX_JOB_LINE (64 << 20)
+
+/* Reads stdin up to the end of the next line, without reading past it
+ * more than the caller's buffer holds. Returns the line (malloc'd, no
+ * newline) or NULL at EOF. */
+static char *
+read_line(char **buf, size_t *len)
+{
+    size_t cap = *len + 65536;
+    char *nl;
+
+    for (;;) {
+        if ((nl = *buf ? memchr(*buf, '\n', *len) : NULL) != NULL) {
+            size_t n = (size_t)(nl - *buf);
+            char *line = strndup(*buf, n);
+            memmove(*buf, nl + 1, *len - n - 1);
+            *len -= n + 1;
+            return line;
+        }
+        if (*len >= MAX_JOB_LINE)
+            return NULL;
+        char *grown = realloc(*buf, cap);
+        if (grown == NULL)
+            return NULL;
+        *buf = grown;
+        ssize_t r = read(STDIN_FILENO, *buf + *len, cap - *len);
+        if (r <= 0 && !(r < 0 && errno == EINTR))
+            return NULL;
+        *len += r > 0 ? (size_t)r : 0;
+        cap = *len + 65536;
+    }
+}
+
+/* One control line to the launcher. */
+static void
+say(const char *fmt, const char *a, const char *b)
+{
+    char line[1200];
+    int n = snprintf(line, sizeof(line), AGENT_CONTROL "%s", "");
+
+    n += snprintf(line + n, sizeof(line) - n, fmt, a, b);
+    if (n >= (int)sizeof(line) - 1)
+        n = (int)sizeof(line) - 2;
+    line[n++] = '\n';
+    if (write(STDOUT_FILENO, line, (size_t)n) != n)
+        exit(HVD_EXIT_LAUNCH); /* the launcher is gone */
+}
+
+static int
+run_workers(agent_job *j, const agent_net *an)
+{
+    int first = cfg_plan_first_rank(&j->plan, j->host), n = 0, code, i;
+    job_net net = {an->master_addr,    an->master_port,    an->iface,
+                   j->rendezvous_addr, j->rendezvous_port, j->token,
+                   j->heartbeat};
+
+    while (first + n < j->plan.size && j->plan.slots[first + n].host == j->host)
+        n++;
+    envlist *envs = calloc(n, sizeof(*envs));
+    char **envp[n];
+    local_job_spec spec = {
+        .argv = j->argv,
+        .envp = (char *const *const *)envp,
+        .plan = &j->plan,
+        .hosts = &j->hosts,
+        .kill_grace = j->kill_grace,
+        .start_timeout = j->start_timeout,
+        .output_dir = j->output_dir,
+        .timestamps = j->timestamps,
+        .verbose = j->verbose,
+        .events_fd = STDIN_FILENO,
+        .events_eof = "the launcher went away",
+        .first_rank = first,
+        .nranks = n,
+    };
+
+    for (i = 0; envs && i < n; i++) {
+        if (worker_env_rank(&envs[i], &j->base, &j->plan, &j->hosts, first + i,
+                            &net))
+            break;
+        envp[i] = envlist_array(&envs[i]);
+    }
+    code = envs && i == n ? local_job_run(&spec) : HVD_EXIT_LAUNCH;
+    for (i = 0; envs && i < n; i++)
+        envlist_free(&envs[i]);
+    free(envs);
+    return code;
+}
+
+/* The network choice may wait on other hosts for a long time: it runs in a
+ * thread while stdin is watched, so that an agent whose launcher is gone
+ * (or gave up on another host) exits at once instead of at the timeout. */
+typedef struct choice {
+    hvdd_client *c;
+    const agent_job *j;
+    agent_net *an;
+    char err[1024];
+    int r;
+    volatile int done;
+} choice;
+
+static void *
+choose(void *arg)
+{
+    choice *ch = arg;
+
+    ch->r = agent_nic_choose(ch->c, ch->j, ch->an, ch->err, sizeof(ch->err));
+    ch->done = 1;
+    return NULL;
+}
+
+static int
+choose_watching_stdin(choice *ch, char **buf, size_t *len)
+{
+    pthread_t t;
+
+    if (pthread_create(&t, NULL, choose, ch) != 0)
+        return -1;
+    while (!ch->done) {
+        struct pollfd p = {STDIN_FILENO, POLLIN, 0};
+        if (poll(&p, 1, 50) == 1 && !ch->done) {
+            char *grown = realloc(*buf, *len + 4096);
+            ssize_t n = grown ? read(STDIN_FILENO, grown + *len, 4096) : -1;
+            if (grown)
+                *buf = grown;
+            if (n <= 0 || memmem(*buf, *len + n, "abort", 5))
+                _exit(HVD_EXIT_LAUNCH); /* no worker runs yet */
+            *len += (size_t)n;
+        }
+    }
+    pthread_join(t, NULL);
+    return ch->r;
+}
+
+/* Everything before the workers: the job, its directory, the network,
+ * and the launcher's "go". */
+static int
+prepare(agent_job *j, agent_net *an, char **buf, size_t *len)
+{
+    char *line = read_line(buf, len), err[1024], host[300];
+    int r;
+
+    if (line == NULL || agent_job_decode(line, j, err, sizeof(err)) != 0) {
+        say("error job: %s%s", line ? err : "no job on stdin", "");
+        free(line);
+        return -1;
+    }
+    free(line);
+    snprintf(host, sizeof(host), "%s", j->hosts.hosts[j->host].name);
+    if (chdir(j->cwd) != 0) {
+        say("error %s: cwd: the working directory '%s' is missing here", host,
+            j->cwd);
+        return -1;
+    }
+    choice ch = {.j = j, .an = an, .err = "out of memory"};
+    ch.c = hvdd_client_new(j->rendezvous_addr, j->rendezvous_port, j->token,
+                           j->start_timeout > 0 ? j->start_timeout : 30);
+    r = ch.c ? choose_watching_stdin(&ch, buf, len) : -1;
+    hvdd_client_free(ch.c);
+    if (r != 0) {
+        say("error %s: network: %s", host, ch.err);
+        return -1;
+    }
+    say("ready %s %s", an->iface, an->addr);
+    line = read_line(buf, len);
+    r = line && strcmp(line, "go") == 0 ? 0 : -1;
+    free(line);
+    return r;
+}
+
+int
+main(int argc, char **argv)
+{
+    agent_job j = {0};
+    agent_net an;
+    char *buf = NULL;
+    size_t len = 0;
+    int code = HVD_EXIT_LAUNCH;
+
+    /* --check: hvdrun --check-ssh only wants to see the agent start */
+    if (argc > 1 && strcmp(argv[1], "--check") == 0)
+        return 0;
+    if (prepare(&j, &an, &buf, &len) == 0)
+        code = run_workers(&j, &an);
+    free(buf);
+    agent_job_release(&j);
+    return code;
+}

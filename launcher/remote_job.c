@@ -1,0 +1,664 @@
+#include "remote_job.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <poll.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "agent_job.h"
+#include "agent_link.h"
+#include "exit_codes.h"
+#include "known_hosts.h"
+#include "local_host.h"
+#include "output.h"
+
+#define LINE_LIMIT 65536
+
+typedef struct line_buf {
+    char *p;
+    size_t len, cap;
+} line_buf;
+
+typedef struct host_run {
+    const char *name;
+    agent_link link;
+    int started; /* connecting (SSH) or spawned (local) */
+    int ready;   /* "@hvd ready" came */
+    int over;    /* finished, or dropped */
+    char iface[64], addr[64];
+    char error[900]; /* "step: reason" of its first failure */
+    line_buf lines[2];
+} host_run;
+
+typedef struct job {
+    const remote_job_spec *spec;
+    settings *s;
+    host_run *h;
+    int n;
+    out_sink sinks[2];
+    int sigfd, events_fd;
+    sigset_t old_mask;
+    int go_sent, stopping, kill_sent;
+    double start_deadline, stop_deadline;
+    int failed;       /* the host whose agent failed first, or -1 */
+    int start_failed; /* a host failed before "go" */
+    int interrupted;
+    char aborted[600];
+    char user[256];
+    char known_hosts[PATH_MAX];
+    int accept_new;
+    char command[PATH_MAX + 64]; /* what SSH runs on each host */
+    char agent_path[PATH_MAX];   /* this host's agent binary */
+} job;
+
+static double
+now(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Sends a control line to every agent that runs. */
+static void
+tell_all(job *j, const char *line)
+{
+    for (int i = 0; i < j->n; i++)
+        if (j->h[i].link.open && !j->h[i].over)
+            agent_link_send(&j->h[i].link, line, strlen(line));
+}
+
+static void
+stop_all(job *j, const char *why)
+{
+    char line[700];
+
+    if (j->stopping)
+        return;
+    j->stopping = 1;
+    j->stop_deadline =
+        now() + cfg_job_double(&j->s->job, CFG_OPT_KILL_GRACE, 3) + 10;
+    snprintf(line, sizeof(line), "abort %s\n", why);
+    tell_all(j, line);
+}
+
+/* Drops a host's link: its agent sees EOF on stdin and stops. */
+static void
+drop(host_run *h)
+{
+    agent_link_free(&h->link);
+    h->over = 1;
+}
+
+static void
+host_error(job *j, host_run *h, const char *step, const char *why)
+{
+    if (h->error[0] == '\0')
+        snprintf(h->error, sizeof(h->error), "%s: %s", step, why);
+    if (!j->go_sent)
+        j->start_failed = 1;
+}
+
+/* ---- what the agents say ---- */
+
+static void
+on_control(job *j, host_run *h, char *msg)
+{
+    if (strncmp(msg, "ready ", 6) == 0) {
+        h->ready = 1;
+        if (sscanf(msg + 6, "%63s %63s", h->iface, h->addr) < 1)
+            h->iface[0] = '\0';
+        if (cfg_job_flag(&j->s->job, CFG_OPT_VERBOSE))
+            fprintf(stderr, "hvdrun: %s: agent ready, network %s (%s)\n",
+                    h->name, h->iface, h->addr);
+    } else if (strncmp(msg, "error ", 6) == 0) {
+        char *colon = strstr(msg + 6, ": ");
+        /* "HOST: step: reason": keep "step: reason" */
+        host_error(j, h, "agent", colon ? colon + 2 : msg + 6);
+    }
+}
+
+static void
+emit_line(job *j, host_run *h, int stream, char *line, size_t len)
+{
+    out_sink *sink = &j->sinks[stream];
+
+    if (stream == 0 && len >= strlen(AGENT_CONTROL) &&
+        memcmp(line, AGENT_CONTROL, strlen(AGENT_CONTROL)) == 0) {
+        line[len] = '\0';
+        on_control(j, h, line + strlen(AGENT_CONTROL));
+        return;
+    }
+    if (sink->broken)
+        return;
+    while (sink->len + len + 1 > sink->cap) {
+        size_t cap = sink->cap ? sink->cap * 2 : 65536;
+        char *p = realloc(sink->buf, cap);
+        if (p == NULL)
+            return;
+        sink->buf = p;
+        sink->cap = cap;
+    }
+    memcpy(sink->buf + sink->len, line, len);
+    sink->buf[sink->len + len] = '\n';
+    sink->len += len + 1;
+}
+
+/* The agents send whole tagged lines; SSH may cut them anywhere. */
+static void
+feed(job *j, host_run *h, int stream, const char *data, size_t n)
+{
+    line_buf *b = &h->lines[stream];
+    char *nl;
+
+    if (b->len + n + 1 > b->cap) {
+        size_t cap = (b->len + n + 1) * 2;
+        char *p = realloc(b->p, cap);
+        if (p == NULL)
+            return;
+        b->p = p;
+        b->cap = cap;
+    }
+    memcpy(b->p + b->len, data, n);
+    b->len += n;
+    while ((nl = memchr(b->p, '\n', b->len)) != NULL) {
+        size_t len = (size_t)(nl - b->p);
+        emit_line(j, h, stream, b->p, len);
+        memmove(b->p, nl + 1, b->len - len - 1);
+        b->len -= len + 1;
+    }
+    if (b->len > LINE_LIMIT) { /* a line without end: pass it on in parts */
+        emit_line(j, h, stream, b->p, b->len);
+        b->len = 0;
+    }
+}
+
+/* ---- starting ---- */
+
+static int
+send_job(job *j, int i)
+{
+    host_run *h = &j->h[i];
+    const char *want = j->spec->rendezvous_addr;
+    char cwd[PATH_MAX], *line;
+    agent_job a = {
+        .host = i,
+        .hosts = j->s->hosts,
+        .np = j->s->plan.size,
+        .argv = j->s->command,
+        .base = *j->spec->base,
+        .cwd = getcwd(cwd, sizeof(cwd)) ? cwd : ".",
+        .rendezvous_port = j->spec->rendezvous_port,
+        .token = j->spec->token,
+        .network_interface = cfg_job_get(&j->s->job, CFG_OPT_NETWORK_INTERFACE),
+        .output_dir = cfg_job_get(&j->s->job, CFG_OPT_OUTPUT_FILENAME),
+        .heartbeat = j->spec->heartbeat,
+        .kill_grace = cfg_job_double(&j->s->job, CFG_OPT_KILL_GRACE, 3),
+        .start_timeout = cfg_job_double(&j->s->job, CFG_OPT_START_TIMEOUT, 30),
+        .timestamps = cfg_job_flag(&j->s->job, CFG_OPT_PREFIX_TIMESTAMP),
+        .verbose = cfg_job_flag(&j->s->job, CFG_OPT_VERBOSE),
+    };
+    int r;
+
+    /* hvdd listens on every address unless told otherwise: a host
+     * reaches it where its SSH connection came from */
+    if (want && strcmp(want, "0.0.0.0") != 0 && strcmp(want, "::") != 0)
+        a.rendezvous_addr = want;
+    else
+        a.rendezvous_addr =
+            h->link.remote ? h->link.ssh.local_addr : "127.0.0.1";
+    if ((line = agent_job_encode(&a)) == NULL)
+        return -1;
+    r = agent_link_send(&h->link, line, strlen(line));
+    free(line);
+    return r;
+}
+
+static ssh_target
+target_of(job *j, const cfg_host *host)
+{
+    ssh_target t = {
+        .host = host->name,
+        .port = host->ssh_port
+                    ? host->ssh_port
+                    : (int)cfg_job_long(&j->s->job, CFG_OPT_SSH_PORT, 22),
+        .user = host->user ? host->user : j->user,
+        .identity_file =
+            host->identity_file
+                ? host->identity_file
+                : cfg_job_get(&j->s->job, CFG_OPT_SSH_IDENTITY_FILE),
+        .known_hosts = j->known_hosts,
+        .accept_new = j->accept_new,
+    };
+    return t;
+}
+
+static void
+start_host(job *j, int i)
+{
+    host_run *h = &j->h[i];
+    char *argv[] = {j->agent_path, NULL};
+
+    h->started = 1;
+    if (host_is_local(h->name)) {
+        if (j->spec->check_only) {
+            h->over = 1; /* no SSH to check */
+            return;
+        }
+        if (agent_link_local(&h->link, argv, &j->old_mask) != 0) {
+            host_error(j, h, "exec", strerror(errno));
+            h->over = 1;
+        } else if (send_job(j, i) != 0) {
+            host_error(j, h, "exec", "out of memory");
+        }
+        return;
+    }
+    ssh_target t = target_of(j, &j->s->hosts.hosts[i]);
+    if (agent_link_remote(&h->link, &t, j->command) != 0) {
+        host_error(j, h, ssh_step_name(h->link.ssh.step), h->link.ssh.error);
+        drop(h);
+    }
+}
+
+/* Starts hosts while fewer than --ssh-parallel are logging in. */
+static void
+start_more(job *j)
+{
+    int busy = 0,
+        bound = (int)cfg_job_long(&j->s->job, CFG_OPT_SSH_PARALLEL, 8);
+
+    for (int i = 0; i < j->n; i++)
+        busy += j->h[i].started && !j->h[i].over && j->h[i].link.remote &&
+                j->h[i].link.ssh.step < SSH_EXEC;
+    for (int i = 0; i < j->n && busy < bound && !j->start_failed; i++)
+        if (!j->h[i].started) {
+            start_host(j, i);
+            busy += j->h[i].link.remote && !j->h[i].over;
+        }
+}
+
+static void
+advance_ssh(job *j, int i)
+{
+    host_run *h = &j->h[i];
+    int r = ssh_conn_advance(&h->link.ssh);
+
+    if (r < 0) {
+        host_error(j, h, ssh_step_name(h->link.ssh.step), h->link.ssh.error);
+        drop(h);
+    } else if (r == 1) {
+        agent_link_opened(&h->link);
+        if (!j->spec->check_only && send_job(j, i) != 0)
+            host_error(j, h, "exec", "out of memory");
+    }
+}
+
+/* ---- running ---- */
+
+static void
+on_agent_end(job *j, host_run *h)
+{
+    int code = h->link.code;
+
+    h->over = 1;
+    if (!j->go_sent) {
+        if (code == 0 && j->spec->check_only)
+            return;
+        if (code == 127)
+            host_error(j, h, "exec",
+                       "hvdrun is missing there (give its path with "
+                       "--remote-hvdrun)");
+        else if (!j->stopping || code != 0) {
+            char why[64];
+            snprintf(why, sizeof(why), "the agent exited with code %d", code);
+            host_error(j, h, "exec", why);
+        }
+        return;
+    }
+    if (code != 0 && !j->stopping && j->failed < 0) {
+        char why[600];
+        j->failed = (int)(h - j->h);
+        snprintf(why, sizeof(why), "a rank on %s failed", h->name);
+        stop_all(j, why);
+    }
+}
+
+static void
+service(job *j, int i)
+{
+    host_run *h = &j->h[i];
+    char buf[65536];
+    ssize_t n;
+
+    if (!h->started || h->over)
+        return;
+    if (h->link.remote && !h->link.open) {
+        advance_ssh(j, i);
+        if (!h->link.open)
+            return;
+    }
+    agent_link_flush(&h->link);
+    for (int k = 0; k < 2; k++)
+        while ((n = agent_link_read(&h->link, k, buf, sizeof(buf))) > 0)
+            feed(j, h, k, buf, (size_t)n);
+    if (h->link.remote && h->link.open && !h->link.done &&
+        libssh2_session_last_errno(h->link.ssh.s) != LIBSSH2_ERROR_EAGAIN &&
+        libssh2_session_last_errno(h->link.ssh.s) < 0 && !h->link.eof[0]) {
+        /* the connection broke: treat as the agent's end */
+        h->link.eof[0] = h->link.eof[1] = 1;
+    }
+    if (agent_link_reap(&h->link))
+        on_agent_end(j, h);
+}
+
+static int
+all_ready(const job *j)
+{
+    for (int i = 0; i < j->n; i++)
+        if (!j->h[i].ready)
+            return 0;
+    return 1;
+}
+
+static void
+on_signals(job *j)
+{
+    struct signalfd_siginfo si;
+
+    while (read(j->sigfd, &si, sizeof(si)) == sizeof(si)) {
+        if (si.ssi_signo == SIGCHLD)
+            continue;
+        if (j->interrupted || j->stopping) {
+            fprintf(stderr, "hvdrun: %s again: killing every worker\n",
+                    strsignal(si.ssi_signo));
+            if (!j->interrupted)
+                j->interrupted = (int)si.ssi_signo;
+            tell_all(j, "kill\n");
+            j->kill_sent = 1;
+            continue;
+        }
+        j->interrupted = (int)si.ssi_signo;
+        fprintf(stderr,
+                "hvdrun: %s: stopping the workers on %d hosts (again to "
+                "kill)\n",
+                strsignal(si.ssi_signo), j->n);
+        if (!j->go_sent)
+            j->start_failed = 1;
+        stop_all(j, "interrupted");
+    }
+}
+
+/* hvdd's "abort REASON" lines; EOF: hvdd is gone. */
+static void
+on_events(job *j)
+{
+    char buf[1024];
+    ssize_t n = read(j->events_fd, buf, sizeof(buf) - 1);
+
+    if (n <= 0) {
+        j->events_fd = -1;
+        snprintf(j->aborted, sizeof(j->aborted),
+                 "the rendezvous daemon hvdd exited");
+    } else {
+        buf[n] = '\0';
+        buf[strcspn(buf, "\n")] = '\0';
+        if (strncmp(buf, "abort ", 6) != 0)
+            return;
+        snprintf(j->aborted, sizeof(j->aborted), "%.500s", buf + 6);
+    }
+    stop_all(j, j->aborted);
+}
+
+static int
+over(const job *j)
+{
+    for (int i = 0; i < j->n; i++)
+        if (!j->h[i].over && (j->h[i].started || !j->start_failed))
+            return 0;
+    return 1;
+}
+
+/* Waits for the sockets and pipes; libssh2 may hold data that does not
+ * wake poll, so every link is serviced after each wake-up anyway. */
+static void
+wait_io(job *j)
+{
+    struct pollfd p[2 + 2 * j->n];
+    int m = 0;
+
+    p[m++] = (struct pollfd){j->sigfd, POLLIN, 0};
+    if (j->events_fd >= 0)
+        p[m++] = (struct pollfd){j->events_fd, POLLIN, 0};
+    for (int i = 0; i < j->n; i++)
+        for (int k = 0; k < 2; k++) {
+            short ev;
+            int fd = j->h[i].started && !j->h[i].over
+                         ? agent_link_pollfd(&j->h[i].link, k, &ev)
+                         : -1;
+            if (fd >= 0)
+                p[m++] = (struct pollfd){fd, ev, 0};
+        }
+    poll(p, m, 100);
+    if (p[0].revents)
+        on_signals(j);
+    if (j->events_fd >= 0 && p[1].revents)
+        on_events(j);
+}
+
+static void
+check_deadlines(job *j)
+{
+    double t = now();
+
+    if (!j->go_sent && !j->start_failed && t > j->start_deadline) {
+        fprintf(stderr,
+                "hvdrun: not every host was ready within %g s "
+                "(--start-timeout):",
+                cfg_job_double(&j->s->job, CFG_OPT_START_TIMEOUT, 30));
+        for (int i = 0; i < j->n; i++) {
+            host_run *h = &j->h[i];
+            if (h->ready)
+                continue;
+            fprintf(stderr, " %s (%s)", h->name,
+                    !h->started ? "not started"
+                    : h->link.remote && !h->link.open
+                        ? ssh_step_name(h->link.ssh.step)
+                        : "network choice");
+        }
+        fputc('\n', stderr);
+        j->start_failed = 1;
+    }
+    if (j->stopping && t > j->stop_deadline)
+        for (int i = 0; i < j->n; i++)
+            if (j->h[i].started && !j->h[i].over) {
+                host_error(j, &j->h[i], "stop", "the agent did not finish");
+                drop(&j->h[i]);
+            }
+}
+
+static void
+loop(job *j)
+{
+    while (!over(j)) {
+        start_more(j);
+        if (j->start_failed && !j->go_sent) {
+            /* nothing may start anywhere: every agent sees EOF and exits */
+            for (int i = 0; i < j->n; i++)
+                if (j->h[i].started && !j->h[i].over)
+                    drop(&j->h[i]);
+            break;
+        }
+        wait_io(j);
+        for (int i = 0; i < j->n; i++)
+            service(j, i);
+        if (!j->go_sent && !j->start_failed && !j->spec->check_only &&
+            all_ready(j)) {
+            tell_all(j, "go\n");
+            j->go_sent = 1;
+        }
+        out_sink_flush(&j->sinks[0]);
+        out_sink_flush(&j->sinks[1]);
+        check_deadlines(j);
+    }
+    for (int i = 0; i < j->n; i++)
+        for (int k = 0; k < 2; k++)
+            if (j->h[i].lines[k].len) /* a last line without newline */
+                emit_line(j, &j->h[i], k, j->h[i].lines[k].p,
+                          j->h[i].lines[k].len);
+    out_sink_flush(&j->sinks[0]);
+    out_sink_flush(&j->sinks[1]);
+}
+
+/* ---- outcome ---- */
+
+static int
+report(job *j)
+{
+    int errors = 0;
+
+    for (int i = 0; i < j->n; i++)
+        if (j->h[i].error[0]) {
+            fprintf(stderr, "hvdrun: %s: %s\n", j->h[i].name, j->h[i].error);
+            errors++;
+        }
+    if (j->spec->check_only) {
+        for (int i = 0; i < j->n; i++)
+            if (!j->h[i].error[0])
+                printf("%s: ok%s\n", j->h[i].name,
+                       j->h[i].link.remote || !j->h[i].started
+                           ? ""
+                           : " (this machine)");
+        return errors ? HVD_EXIT_LAUNCH : HVD_EXIT_OK;
+    }
+    if (j->start_failed) {
+        if (!j->interrupted)
+            fprintf(stderr, "hvdrun: no worker was started on any host\n");
+        return j->interrupted ? 128 + j->interrupted : HVD_EXIT_LAUNCH;
+    }
+    if (j->failed >= 0) {
+        fprintf(stderr, "hvdrun: job failed on %s; stopped the other hosts\n",
+                j->h[j->failed].name);
+        return j->h[j->failed].link.code;
+    }
+    if (j->aborted[0]) {
+        fprintf(stderr, "hvdrun: job stopped: %s\n", j->aborted);
+        return HVD_EXIT_RENDEZVOUS;
+    }
+    if (j->interrupted)
+        return 128 + j->interrupted;
+    return errors ? HVD_EXIT_LAUNCH : HVD_EXIT_OK;
+}
+
+/* ---- setup ---- */
+
+static void
+shell_quote(const char *s, char *out, size_t size)
+{
+    size_t o = 0;
+
+    out[o++] = '\'';
+    for (; *s && o + 6 < size; s++) {
+        if (*s == '\'') {
+            memcpy(out + o, "'\\''", 4);
+            o += 4;
+        } else {
+            out[o++] = *s;
+        }
+    }
+    out[o++] = '\'';
+    out[o] = '\0';
+}
+
+static int
+setup(job *j)
+{
+    char self[PATH_MAX], quoted[PATH_MAX + 16];
+    const char *remote = cfg_job_get(&j->s->job, CFG_OPT_REMOTE_HVDRUN);
+    struct passwd *pw = getpwuid(getuid());
+    ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+    sigset_t set;
+
+    if (n <= 0)
+        return -1;
+    self[n] = '\0';
+    snprintf(j->agent_path, sizeof(j->agent_path), "%.*s/hvdrun-agent",
+             (int)(strrchr(self, '/') - self), self);
+    shell_quote(remote ? remote : self, quoted, sizeof(quoted));
+    snprintf(j->command, sizeof(j->command), "exec %s --agent%s", quoted,
+             j->spec->check_only ? " --check" : "");
+    snprintf(j->user, sizeof(j->user), "%s",
+             pw               ? pw->pw_name
+             : getenv("USER") ? getenv("USER")
+                              : "root");
+    known_hosts_default(j->known_hosts, sizeof(j->known_hosts));
+    j->accept_new = cfg_job_flag(&j->s->job, CFG_OPT_SSH_ACCEPT_NEW) ||
+                    known_hosts_config_accepts_new();
+    sigemptyset(&set);
+    sigaddset(&set, SIGCHLD);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGHUP);
+    if (sigprocmask(SIG_BLOCK, &set, &j->old_mask) != 0)
+        return -1;
+    signal(SIGINT, SIG_DFL);
+    signal(SIGTERM, SIG_DFL);
+    signal(SIGHUP, SIG_DFL);
+    signal(SIGPIPE, SIG_IGN);
+    j->sigfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+    return j->sigfd < 0 || libssh2_init(0) != 0 ? -1 : 0;
+}
+
+static void
+release(job *j)
+{
+    for (int i = 0; i < j->n; i++) {
+        if (j->h[i].started)
+            agent_link_free(&j->h[i].link);
+        free(j->h[i].lines[0].p);
+        free(j->h[i].lines[1].p);
+    }
+    free(j->h);
+    out_sink_release(&j->sinks[0]);
+    out_sink_release(&j->sinks[1]);
+    if (j->sigfd >= 0)
+        close(j->sigfd);
+    sigprocmask(SIG_SETMASK, &j->old_mask, NULL);
+    libssh2_exit();
+}
+
+int
+remote_job_run(const remote_job_spec *spec)
+{
+    job j = {.spec = spec,
+             .s = spec->s,
+             .n = spec->s->plan.nhosts,
+             .sigfd = -1,
+             .events_fd = spec->events_fd,
+             .failed = -1};
+    int code;
+
+    out_sink_init(&j.sinks[0], STDOUT_FILENO);
+    out_sink_init(&j.sinks[1], STDERR_FILENO);
+    sigemptyset(&j.old_mask);
+    if ((j.h = calloc(j.n, sizeof(*j.h))) == NULL || setup(&j) != 0) {
+        fprintf(stderr, "hvdrun: cannot set up the job: %s\n", strerror(errno));
+        release(&j);
+        return HVD_EXIT_LAUNCH;
+    }
+    for (int i = 0; i < j.n; i++)
+        j.h[i].name = spec->s->hosts.hosts[i].name;
+    j.start_deadline =
+        now() + cfg_job_double(&spec->s->job, CFG_OPT_START_TIMEOUT, 30);
+    loop(&j);
+    code = report(&j);
+    release(&j);
+    return code;
+}
