@@ -143,9 +143,11 @@ start_rendezvous(settings *s, rendezvous *rv, job_net *net)
     net->token = rv->token;
     /* three beats per timeout: one late packet is not a death */
     net->heartbeat = o.heartbeat_timeout / 3;
-    if (o.verbose)
+    if (o.verbose && all_hosts_local(s))
         fprintf(stderr, "hvdrun: network: interface %s, MASTER_ADDR %s:%d\n",
                 net->iface, net->master_addr, net->master_port);
+    else if (o.verbose)
+        fprintf(stderr, "hvdrun: network: chosen with the hosts' agents\n");
     return 0;
 }
 

@@ -121,8 +121,12 @@ on_control(job *j, host_run *h, char *msg)
                     h->name, h->iface, h->addr);
     } else if (strncmp(msg, "error ", 6) == 0) {
         char *colon = strstr(msg + 6, ": ");
-        /* "HOST: step: reason": keep "step: reason" */
-        host_error(j, h, "agent", colon ? colon + 2 : msg + 6);
+        /* "HOST: step: reason": the agent names its step */
+        if (h->error[0] == '\0')
+            snprintf(h->error, sizeof(h->error), "%s",
+                     colon ? colon + 2 : msg + 6);
+        if (!j->go_sent)
+            j->start_failed = 1;
     }
 }
 
@@ -249,7 +253,7 @@ start_host(job *j, int i)
 
     h->started = 1;
     if (host_is_local(h->name)) {
-        if (j->spec->check_only) {
+        if (j->spec->check_only || j->start_failed) {
             h->over = 1; /* no SSH to check */
             return;
         }
@@ -278,7 +282,9 @@ start_more(job *j)
     for (int i = 0; i < j->n; i++)
         busy += j->h[i].started && !j->h[i].over && j->h[i].link.remote &&
                 j->h[i].link.ssh.step < SSH_EXEC;
-    for (int i = 0; i < j->n && busy < bound && !j->start_failed; i++)
+    /* after a failure the others are still checked, so that one run
+     * reports every broken host */
+    for (int i = 0; i < j->n && busy < bound; i++)
         if (!j->h[i].started) {
             start_host(j, i);
             busy += j->h[i].link.remote && !j->h[i].over;
@@ -294,6 +300,8 @@ advance_ssh(job *j, int i)
     if (r < 0) {
         host_error(j, h, ssh_step_name(h->link.ssh.step), h->link.ssh.error);
         drop(h);
+    } else if (r == 1 && j->start_failed && !j->spec->check_only) {
+        drop(h); /* this host is fine, but the job will not run */
     } else if (r == 1) {
         agent_link_opened(&h->link);
         if (!j->spec->check_only && send_job(j, i) != 0)
@@ -359,6 +367,17 @@ service(job *j, int i)
         on_agent_end(j, h);
 }
 
+/* A dead network sends no FIN: keepalives (every 15 s, configured at
+ * connect) find it. In non-blocking mode sending them is our job. */
+static void
+keepalive(host_run *h)
+{
+    int next;
+
+    if (h->started && !h->over && h->link.remote && h->link.open)
+        libssh2_keepalive_send(h->link.ssh.s, &next);
+}
+
 static int
 all_ready(const job *j)
 {
@@ -421,7 +440,7 @@ static int
 over(const job *j)
 {
     for (int i = 0; i < j->n; i++)
-        if (!j->h[i].over && (j->h[i].started || !j->start_failed))
+        if (!j->h[i].over)
             return 0;
     return 1;
 }
@@ -475,6 +494,12 @@ check_deadlines(job *j)
         }
         fputc('\n', stderr);
         j->start_failed = 1;
+        for (int i = 0; i < j->n; i++) /* past the deadline: give up */
+            if (!j->h[i].over) {
+                if (j->h[i].started)
+                    drop(&j->h[i]);
+                j->h[i].over = 1;
+            }
     }
     if (j->stopping && t > j->stop_deadline)
         for (int i = 0; i < j->n; i++)
@@ -489,16 +514,19 @@ loop(job *j)
 {
     while (!over(j)) {
         start_more(j);
-        if (j->start_failed && !j->go_sent) {
+        if (j->start_failed && !j->go_sent && !j->spec->check_only) {
             /* nothing may start anywhere: every agent sees EOF and exits */
             for (int i = 0; i < j->n; i++)
-                if (j->h[i].started && !j->h[i].over)
+                if (j->h[i].started && !j->h[i].over && j->h[i].link.open)
                     drop(&j->h[i]);
-            break;
+            if (over(j))
+                break;
         }
         wait_io(j);
-        for (int i = 0; i < j->n; i++)
+        for (int i = 0; i < j->n; i++) {
             service(j, i);
+            keepalive(&j->h[i]);
+        }
         if (!j->go_sent && !j->start_failed && !j->spec->check_only &&
             all_ready(j)) {
             tell_all(j, "go\n");

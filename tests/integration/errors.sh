@@ -37,7 +37,7 @@ expect 65 "$TMP/hosts.yaml:3:5: unknown key 'slot'" --hostfile "$TMP/hosts.yaml"
 expect 65 "cannot open '$TMP/none'" --hostfile "$TMP/none" sh -c "$T"
 printf 'params:\n  fusion_threshold: 64\n' >"$TMP/job.yaml"
 expect 65 "$TMP/job.yaml:2:3: unknown key 'params.fusion_threshold'" --config-file "$TMP/job.yaml" -np 1 sh -c "$T"
-expect 69 "host 'server2' is not this machine" -H localhost:1,server2:1 sh -c "$T"
+expect 69 "hvdrun: server2.invalid: resolve: " -H localhost:1,server2.invalid:1 sh -c "$T"
 expect 64 "--dry-run-rank 5: the job has ranks 0 to 1" --dry-run --dry-run-rank 5 -np 2
 expect 64 "--network-interface 'nosuch0': no interface that is up on this host matches" --network-interface nosuch0 -np 1 sh -c "$T"
 finish

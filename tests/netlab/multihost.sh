@@ -1,0 +1,205 @@
+#!/usr/bin/env bash
+# Multi-host jobs on namespaced hosts with real sshd (netlab.sh): identity,
+# the NIC hvdd chose (never a decoy), a cross-host allreduce, output, a
+# failing remote rank, SIGINT and SIGKILL of hvdrun, and every SSH failure
+# reported before any worker starts. Needs root; skips (77) without it.
+. "$(dirname "$0")/../integration/lib.sh"
+NETLAB="$(dirname "$0")/netlab.sh"
+CHECK=${COLL_CHECK:?set COLL_CHECK to the coll_check program}
+SPEW=${SPEW:?set SPEW to the spew test program}
+
+if [ "$(id -u)" -ne 0 ]; then
+    echo "skip: network namespaces need root"
+    exit 77
+fi
+if ! ip netns add "hvdprobe$$" 2>/dev/null; then
+    echo "skip: cannot create network namespaces here"
+    exit 77
+fi
+ip netns del "hvdprobe$$"
+[ -x /usr/sbin/sshd ] || { echo "skip: no sshd (openssh-server)"; exit 77; }
+
+LABDIR=$TMP/lab
+mkdir -p "$LABDIR"
+trap 'bash "$NETLAB" down "$LABDIR"; cleanup' EXIT
+bash "$NETLAB" up "$LABDIR" 3 || { echo "not ok - netlab up"; exit 1; }
+. "$LABDIR/env"
+read -r -a ADDR <<<"$LAB_ADDRS"
+export HOME=$LABDIR/home
+H="${ADDR[0]}:2,${ADDR[1]}:2,${ADDR[2]}:2"
+WORK=$TMP/work
+mkdir -p "$WORK"
+cd "$WORK" || exit 1
+
+# Processes left in the lab's namespaces other than each listening sshd.
+lab_leftovers() {
+    local i n=0 ns pid keep
+    for ((i = 1; i <= LAB_HOSTS; i++)); do
+        ns=${LAB}h$i
+        keep=$(cat "$LABDIR/sshd$i.pid" 2>/dev/null)
+        for pid in $(ip netns pids "$ns" 2>/dev/null); do
+            [ "$pid" = "$keep" ] || n=$((n + 1))
+        done
+    done
+    echo "$n"
+}
+lab_clean_within() { # SECONDS
+    local t
+    for ((t = 0; t < $1 * 10; t++)); do
+        [ "$(lab_leftovers)" -eq 0 ] && return 0
+        sleep 0.1
+    done
+    return 1
+}
+
+# --- identity and network ---
+hvd -H "$H" sh -c 'echo "id $HOROVOD_RANK $HOROVOD_SIZE $HOROVOD_LOCAL_RANK $HOROVOD_CROSS_RANK $HOROVOD_HOSTNAME $RANK $LOCAL_RANK $GROUP_RANK net $HOROVOD_GLOO_IFACE $NCCL_SOCKET_IFNAME $MASTER_ADDR $HOROVOD_GLOO_RENDEZVOUS_ADDR"'
+check "identity job: exit 0" [ "$RC" -eq 0 ]
+for r in 0 1 2 3 4 5; do
+    h=$((r / 2))
+    iface=eth0
+    [ $(((h + 1) % 2)) -eq 0 ] && iface=ens5
+    want="[$r]<stdout>:id $r 6 $((r % 2)) $h ${ADDR[$h]} $r $((r % 2)) $h net $iface $iface ${ADDR[0]} $LAB_GATEWAY"
+    check "rank $r: identity and the real interface ($iface)" grep -qxF "$want" "$TMP/out"
+done
+check "no decoy interface given to any rank" \
+    bash -c "! grep -Eq 'net (lo|docker0|eth1) ' '$TMP/out'"
+
+# --- a cross-host allreduce over the chosen network ---
+hvd -H "$H" --verbose "$CHECK"
+check "allreduce across 3 hosts: exit 0" [ "$RC" -eq 0 ]
+check "allreduce across 3 hosts: every rank passed" \
+    [ "$(grep -c 'checks passed$' "$TMP/out")" -eq 6 ]
+for i in 0 1 2; do
+    check "verbose: host ${ADDR[$i]} chose its real interface" \
+        grep -Eq "^hvdrun: ${ADDR[$i]}: agent ready, network (eth0|ens5) \\(${ADDR[$i]}\\)" "$TMP/err"
+done
+
+# --- output: every line of every host, tagged, none mixed ---
+hvd -H "$H" "$SPEW" 300
+check "output job: exit 0" [ "$RC" -eq 0 ]
+for r in 0 3 5; do
+    check "rank $r: 300 stdout lines, tagged" \
+        [ "$(grep -c "^\[$r\]<stdout>:R$r:" "$TMP/out")" -eq 300 ]
+    check "rank $r: 300 stderr lines, tagged" \
+        [ "$(grep -c "^\[$r\]<stderr>:R$r:" "$TMP/err")" -eq 300 ]
+done
+
+# --- a failing remote rank stops every host ---
+hvd -H "$H" sh -c "if [ \$HOROVOD_RANK = 3 ]; then echo boom >&2; exit 7; fi; exec sleep 60 # $MARK"
+check "remote failure: hvdrun exits with the rank's code" [ "$RC" -eq 7 ]
+check "remote failure: says which rank and host" \
+    grep -q "rank 3 on ${ADDR[1]} exited with code 7" "$TMP/err"
+check "remote failure: no process left on any host" lab_clean_within 10
+
+# --- SIGINT and SIGKILL of hvdrun mid-job ---
+for sig in INT KILL; do
+    # not under timeout(1): the signal must reach hvdrun itself
+    "$HVDRUN" -H "$H" sh -c "echo up; exec sleep 60 # $MARK" \
+        >"$TMP/out" 2>"$TMP/err" &
+    pid=$!
+    for ((t = 0; t < 100; t++)); do
+        [ "$(grep -c ':up$' "$TMP/out")" -eq 6 ] && break
+        sleep 0.1
+    done
+    check "SIG$sig: every rank started" [ "$(grep -c ':up$' "$TMP/out")" -eq 6 ]
+    kill -"$sig" "$pid"
+    wait "$pid"
+    RC=$?
+    if [ "$sig" = INT ]; then
+        check "SIGINT: exit 130" [ "$RC" -eq 130 ]
+    fi
+    check "SIG$sig: no process left on any host" lab_clean_within 10
+done
+
+# --- failures before any worker starts ---
+started() { ls "$WORK" | grep -c '^started\.'; }
+TOUCH="touch $WORK/started.\$HOROVOD_RANK"
+
+# a missing working directory on one host (its parent hidden there by a
+# mount in that sshd's mount namespace)
+mkdir -p "$WORK/sub"
+rm -f "$WORK"/started.*
+RC=none
+if nsenter -t "$(cat "$LABDIR/sshd2.pid")" -m mount -t tmpfs none "$WORK"; then
+    cd "$WORK/sub" && hvd -H "$H" sh -c "$TOUCH"
+    cd "$WORK" || exit 1
+fi
+nsenter -t "$(cat "$LABDIR/sshd2.pid")" -m umount "$WORK" 2>/dev/null
+check "missing cwd: exit 69" [ "$RC" -eq 69 ]
+check "missing cwd: names the host and the directory" \
+    grep -q "^hvdrun: ${ADDR[1]}: cwd: the working directory '$WORK/sub' is missing" "$TMP/err"
+check "missing cwd: no worker started anywhere" [ "$(started)" -eq 0 ]
+
+# hvdrun missing on the other hosts
+hvd -H "$H" --remote-hvdrun /nonexistent/hvdrun sh -c "$TOUCH"
+check "remote hvdrun missing: exit 69" [ "$RC" -eq 69 ]
+check "remote hvdrun missing: said" \
+    grep -q "^hvdrun: 10\.$NET\.0\.1[123]: exec: hvdrun is missing there" "$TMP/err"
+check "remote hvdrun missing: no worker started" [ "$(started)" -eq 0 ]
+
+# a wrong key
+mkdir -p "$TMP/wrong/.ssh"
+cp "$HOME/.ssh/known_hosts" "$TMP/wrong/.ssh/"
+ssh-keygen -q -t ed25519 -N '' -f "$TMP/wrong/.ssh/id_ed25519"
+HOME=$TMP/wrong hvd -H "$H" sh -c "$TOUCH"
+check "wrong key: exit 69" [ "$RC" -eq 69 ]
+check "wrong key: auth step named for a host" \
+    grep -q "^hvdrun: ${ADDR[0]}: auth: root@${ADDR[0]} refused every key" "$TMP/err"
+check "wrong key: no worker started" [ "$(started)" -eq 0 ]
+
+# an unknown host key: refused, then accepted and recorded on request
+mkdir -p "$TMP/fresh/.ssh"
+cp "$HOME/.ssh/id_ed25519" "$TMP/fresh/.ssh/"
+HOME=$TMP/fresh hvd -H "$H" sh -c "$TOUCH"
+check "unknown host key: exit 69" [ "$RC" -eq 69 ]
+check "unknown host key: every host's key named with its fingerprint" \
+    [ "$(grep -c "^hvdrun: 10\.$NET\.0\.1[123]: host key: host key SHA256:.* is not in" "$TMP/err")" -eq 3 ]
+check "unknown host key: no worker started" [ "$(started)" -eq 0 ]
+HOME=$TMP/fresh hvd -H "$H" --ssh-accept-new true
+check "--ssh-accept-new: the job runs" [ "$RC" -eq 0 ]
+check "--ssh-accept-new: every host recorded" \
+    [ "$(grep -c 'ssh-ed25519' "$TMP/fresh/.ssh/known_hosts")" -eq 3 ]
+HOME=$TMP/fresh hvd -H "$H" true
+check "recorded keys are trusted next time" [ "$RC" -eq 0 ]
+
+# a changed host key: host 1's name with host 2's key
+mkdir -p "$TMP/changed/.ssh"
+cp "$HOME/.ssh/id_ed25519" "$TMP/changed/.ssh/"
+{
+    echo "${ADDR[0]} $(cut -d' ' -f1,2 "$LABDIR/hostkey2.pub")"
+    grep -v "^${ADDR[0]} " "$HOME/.ssh/known_hosts"
+} >"$TMP/changed/.ssh/known_hosts"
+HOME=$TMP/changed hvd -H "$H" --ssh-accept-new sh -c "$TOUCH"
+check "changed host key: exit 69, even with --ssh-accept-new" [ "$RC" -eq 69 ]
+check "changed host key: named with the new fingerprint" \
+    grep -q "^hvdrun: ${ADDR[0]}: host key: HOST KEY CHANGED: the host now shows SHA256:" "$TMP/err"
+check "changed host key: no worker started" [ "$(started)" -eq 0 ]
+
+# a host that never answers: --start-timeout says where each host was
+hvd -H "$H,10.$NET.0.99:1" --start-timeout 1 sh -c "$TOUCH"
+check "start timeout: exit 69" [ "$RC" -eq 69 ]
+check "start timeout: names the host and its step" \
+    grep -q "^hvdrun: not every host was ready within 1 s (--start-timeout):.* 10\.$NET\.0\.99 (connect)" "$TMP/err"
+check "start timeout: no worker started" [ "$(started)" -eq 0 ]
+
+# --check-ssh, then sshd stopped on one host
+hvd -H "$H" --check-ssh
+check "--check-ssh: exit 0" [ "$RC" -eq 0 ]
+check "--check-ssh: every host ok" [ "$(grep -c ': ok$' "$TMP/out")" -eq 3 ]
+hvd -H "$H" --check-ssh --remote-hvdrun /nonexistent/hvdrun
+check "--check-ssh, no remote hvdrun: exit 69" [ "$RC" -eq 69 ]
+check "--check-ssh, no remote hvdrun: every host named" \
+    [ "$(grep -c 'exec: hvdrun is missing there' "$TMP/err")" -eq 3 ]
+kill "$(cat "$LABDIR/sshd3.pid")"
+sleep 0.3
+hvd -H "$H" --check-ssh
+check "--check-ssh, sshd stopped: exit 69" [ "$RC" -eq 69 ]
+check "--check-ssh, sshd stopped: connect step named" \
+    grep -q "^hvdrun: ${ADDR[2]}: connect: Connection refused" "$TMP/err"
+hvd -H "$H" sh -c "$TOUCH"
+check "sshd stopped: the job fails with 69" [ "$RC" -eq 69 ]
+check "sshd stopped: no worker started on the other hosts" [ "$(started)" -eq 0 ]
+check "every namespace clean at the end" lab_clean_within 10
+
+finish
