@@ -66,7 +66,7 @@ typedef enum cfg_xform {
     X(NETWORK_INTERFACE, "network-interface", NULL, CFG_T_STR,                 \
       "network_interface", NULL, CFG_X_NONE, NONE, "NAME[,NAME]|CIDR",         \
       "network the workers use, by interface name or address range")           \
-    X(SSH_PORT, "ssh-port", "p", CFG_T_POSINT, "ssh_port", NULL, CFG_X_NONE,  \
+    X(SSH_PORT, "ssh-port", "p", CFG_T_POSINT, "ssh_port", NULL, CFG_X_NONE,   \
       NONE, "PORT", "SSH port of the other hosts (default 22)")                \
     X(SSH_IDENTITY_FILE, "ssh-identity-file", "i", CFG_T_STR,                  \
       "ssh_identity_file", NULL, CFG_X_NONE, NONE, "FILE",                     \
