@@ -32,6 +32,11 @@ down() {
         ip netns del "$ns" 2>/dev/null || true
     done
     ip link del "${LAB}br" 2>/dev/null || true
+    # namespaces go away asynchronously: wait (bounded) for their links
+    for ((i = 0; i < 50; i++)); do
+        ip -o link show | grep -q "${LAB}v" || break
+        sleep 0.1
+    done
     rm -f "$DIR/env"
 }
 
@@ -92,8 +97,14 @@ add_host() { # INDEX
     sshd_config "$i" "$addr" >"$DIR/sshd$i.conf"
     echo "$addr $(cut -d' ' -f1,2 "$DIR/hostkey$i.pub")" \
         >>"$DIR/home/.ssh/known_hosts"
-    ip netns exec "$ns" /usr/sbin/sshd -f "$DIR/sshd$i.conf" \
-        -E "$DIR/sshd$i.log"
+    # A fresh host runs none of the launch user's shell start-up files
+    # (here they may start tool managers that cost seconds); the mounts
+    # stay inside this sshd's mount namespace.
+    ip netns exec "$ns" sh -c '
+        for f in "$HOME/.bashrc" "$HOME/.profile" "$HOME/.bash_profile"; do
+            [ -e "$f" ] && mount --bind /dev/null "$f"
+        done
+        exec /usr/sbin/sshd -f "$1" -E "$2"' sh "$DIR/sshd$i.conf" "$DIR/sshd$i.log"
     echo "$addr" >>"$DIR/hosts"
 }
 
