@@ -328,6 +328,10 @@ ssh_conn_free(ssh_conn *c)
         libssh2_agent_free(c->agent);
     }
     if (c->s) {
+        /* non-blocking, free may answer EAGAIN and free nothing; blocking
+         * with a bound, it returns at once in practice */
+        libssh2_session_set_blocking(c->s, 1);
+        libssh2_session_set_timeout(c->s, 2000);
         libssh2_session_disconnect(c->s, "job over");
         libssh2_session_free(c->s);
     }
