@@ -75,6 +75,17 @@ for i in 0 1 2; do
         grep -Eq "^hvdrun: ${ADDR[$i]}: agent ready, network (eth0|ens5) \\(${ADDR[$i]}\\)" "$TMP/err"
 done
 
+# --- the launch host's own slots beside other hosts (a local agent) ---
+hvd -H "localhost:2,${ADDR[0]}:2" sh -c 'echo "net $HOROVOD_GLOO_IFACE $MASTER_ADDR"'
+check "launch host plus one: exit 0" [ "$RC" -eq 0 ]
+check "launch host plus one: the launch host uses the lab bridge" \
+    grep -qxF "[0]<stdout>:net ${LAB}br $LAB_GATEWAY" "$TMP/out"
+check "launch host plus one: the other host its eth0" \
+    grep -qxF "[2]<stdout>:net eth0 $LAB_GATEWAY" "$TMP/out"
+hvd -H "localhost:2,${ADDR[0]}:2" "$CHECK"
+check "launch host plus one: allreduce passes on all 4 ranks" \
+    [ "$RC" -eq 0 -a "$(grep -c 'checks passed$' "$TMP/out")" -eq 4 ]
+
 # --- output: every line of every host, tagged, none mixed ---
 hvd -H "$H" "$SPEW" 300
 check "output job: exit 0" [ "$RC" -eq 0 ]
@@ -162,6 +173,28 @@ check "--ssh-accept-new: every host recorded" \
     [ "$(grep -c 'ssh-ed25519' "$TMP/fresh/.ssh/known_hosts")" -eq 3 ]
 HOME=$TMP/fresh hvd -H "$H" true
 check "recorded keys are trusted next time" [ "$RC" -eq 0 ]
+
+# hashed known_hosts entries (ssh-keygen -H) are understood
+cp "$TMP/fresh/.ssh/known_hosts" "$TMP/fresh/.ssh/plain_hosts"
+ssh-keygen -q -H -f "$TMP/fresh/.ssh/known_hosts" 2>/dev/null
+HOME=$TMP/fresh hvd -H "$H" true
+check "hashed known_hosts entries: the job runs" [ "$RC" -eq 0 ]
+check "hashed known_hosts entries: really hashed" \
+    [ "$(grep -c '^|1|' "$TMP/fresh/.ssh/known_hosts")" -eq 3 ]
+
+# another port (-p): recorded as [host]:port (libssh2 also accepts a
+# port-22 entry for the same host, unlike OpenSSH: start empty)
+mkdir -p "$TMP/port/.ssh"
+cp "$HOME/.ssh/id_ed25519" "$TMP/port/.ssh/"
+HOME=$TMP/port hvd -H "${ADDR[0]}:1,${ADDR[1]}:1" -p 2222 sh -c "$TOUCH"
+check "-p 2222: unknown host refused" [ "$RC" -eq 69 ]
+check "-p 2222: no worker started" [ "$(started)" -eq 0 ]
+HOME=$TMP/port hvd -H "${ADDR[0]}:1,${ADDR[1]}:1" -p 2222 --ssh-accept-new true
+check "-p 2222 --ssh-accept-new: runs" [ "$RC" -eq 0 ]
+check "-p 2222: recorded as [host]:2222" \
+    grep -q "^\[${ADDR[0]}\]:2222 ssh-ed25519 " "$TMP/port/.ssh/known_hosts"
+HOME=$TMP/port hvd -H "${ADDR[0]}:1,${ADDR[1]}:1" -p 2222 true
+check "-p 2222: trusted next time" [ "$RC" -eq 0 ]
 
 # a changed host key: host 1's name with host 2's key
 mkdir -p "$TMP/changed/.ssh"

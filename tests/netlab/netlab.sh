@@ -13,7 +13,8 @@
 #   eth1       10.201.i.1/24, a network no other host has
 # The launch side (this namespace) gets 10.$NET.0.1 on the bridge, so that
 # the hosts reach hvdd. Each sshd listens on its host's address, port 22,
-# with an Ed25519 host key made here, and accepts DIR/home/.ssh/id_ed25519.
+# (and 2222, which known_hosts does not list), with an Ed25519 host key made
+# here, and accepts DIR/home/.ssh/id_ed25519.
 # DIR/home is meant to be $HOME for the test's hvdrun: its known_hosts
 # lists every host. Needs root (CAP_NET_ADMIN and sshd).
 set -euo pipefail
@@ -60,6 +61,7 @@ pick_lab() {
 sshd_config() { # HOST_INDEX ADDRESS
     cat <<EOF
 Port 22
+Port 2222
 ListenAddress $2
 HostKey $DIR/hostkey$1
 PidFile $DIR/sshd$1.pid
