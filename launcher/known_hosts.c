@@ -1,5 +1,7 @@
 #include "known_hosts.h"
 
+#include "base64.h"
+
 #include <ctype.h>
 #include <fcntl.h>
 #include <pwd.h>
@@ -27,26 +29,6 @@ known_hosts_default(char *path, size_t size)
     const char *h = home_dir();
 
     snprintf(path, size, "%s%s", h ? h : "", h ? "/.ssh/known_hosts" : "");
-}
-
-static void
-base64(const unsigned char *in, size_t n, char *out, size_t size, int pad)
-{
-    static const char abc[] =
-        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    size_t o = 0;
-
-    for (size_t i = 0; i < n && o + 5 < size; i += 3) {
-        unsigned v = in[i] << 16 | (i + 1 < n ? in[i + 1] << 8 : 0) |
-                     (i + 2 < n ? in[i + 2] : 0);
-        out[o++] = abc[v >> 18 & 63];
-        out[o++] = abc[v >> 12 & 63];
-        if (i + 1 < n || pad)
-            out[o++] = i + 1 < n ? abc[v >> 6 & 63] : '=';
-        if (i + 2 < n || pad)
-            out[o++] = i + 2 < n ? abc[v & 63] : '=';
-    }
-    out[o] = '\0';
 }
 
 /* libssh2's host key type to its known_hosts bits and OpenSSH name. */
@@ -83,7 +65,7 @@ append(const char *file, const char *host, int port, const char *type,
 
     if (b64 == NULL)
         return -1;
-    base64((const unsigned char *)key, len, b64, len * 2 + 8, 1);
+    base64_encode((const unsigned char *)key, len, b64, len * 2 + 8, 1);
     if (port == 22)
         n = snprintf(line, sizeof(line), "%s %s %s\n", host, type, b64);
     else
@@ -112,7 +94,7 @@ known_hosts_check(LIBSSH2_SESSION *s, const char *file, const char *host,
 
     fp[0] = '\0';
     if (hash) {
-        base64((const unsigned char *)hash, 32, b64, sizeof(b64), 0);
+        base64_encode((const unsigned char *)hash, 32, b64, sizeof(b64), 0);
         snprintf(fp, fpsize, "SHA256:%s", b64);
     }
     if (key == NULL || (bits = key_kind(type, &name)) < 0 ||

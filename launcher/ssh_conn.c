@@ -14,6 +14,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "base64.h"
 #include "known_hosts.h"
 
 const char *
@@ -153,6 +154,49 @@ check_host_key(ssh_conn *c)
     return fail(c, "cannot check host key %s against %s", fp, c->t.known_hosts);
 }
 
+/* The key blob of a .pub file (its second field), or "". */
+static void
+pub_blob(const char *key_file, char *out, size_t size)
+{
+    char path[1100], line[8192];
+    FILE *f;
+
+    out[0] = '\0';
+    snprintf(path, sizeof(path), "%s.pub", key_file);
+    if ((f = fopen(path, "re")) == NULL)
+        return;
+    if (fgets(line, sizeof(line), f) && sscanf(line, "%*s %8191s", line) == 1)
+        snprintf(out, size, "%s", line);
+    fclose(f);
+}
+
+/* The agent's identities, the one matching -i's public key first: sshd
+ * allows few attempts (MaxAuthTries 6), and an agent may hold many. */
+static int
+agent_identities(ssh_conn *c)
+{
+    struct libssh2_agent_publickey *id = NULL;
+    char want[8192] = "", have[8192];
+    int first = 0;
+
+    if ((c->agent = libssh2_agent_init(c->s)) == NULL ||
+        libssh2_agent_connect(c->agent) != 0 ||
+        libssh2_agent_list_identities(c->agent) != 0)
+        return -1;
+    if (c->t.identity_file)
+        pub_blob(c->t.identity_file, want, sizeof(want));
+    while (c->nids < 16 && libssh2_agent_get_identity(c->agent, &id, id) == 0) {
+        c->ids[c->nids] = id;
+        base64_encode(id->blob, id->blob_len, have, sizeof(have), 1);
+        if (want[0] && strcmp(want, have) == 0 && c->nids > first) {
+            c->ids[c->nids] = c->ids[first];
+            c->ids[first++] = id;
+        }
+        c->nids++;
+    }
+    return 0;
+}
+
 /* ssh-agent's identities first, then the key files. Returns 1 when
  * authenticated, 0 on EAGAIN, -1 when every way failed. */
 static int
@@ -160,28 +204,18 @@ authenticate(ssh_conn *c)
 {
     int r;
 
-    while (!c->agent_done && getenv("SSH_AUTH_SOCK")) {
-        if (c->agent == NULL &&
-            ((c->agent = libssh2_agent_init(c->s)) == NULL ||
-             libssh2_agent_connect(c->agent) != 0 ||
-             libssh2_agent_list_identities(c->agent) != 0)) {
-            c->agent_done = 1;
-            break;
-        }
-        if (c->ident == NULL &&
-            libssh2_agent_get_identity(c->agent, &c->ident, NULL) != 0) {
-            c->agent_done = 1;
-            break;
-        }
-        r = libssh2_agent_userauth(c->agent, c->t.user, c->ident);
+    if (!c->agent_done && c->agent == NULL && getenv("SSH_AUTH_SOCK") &&
+        agent_identities(c) != 0)
+        c->agent_done = 1;
+    while (!c->agent_done && c->id < c->nids) {
+        r = libssh2_agent_userauth(c->agent, c->t.user, c->ids[c->id]);
         if (r == LIBSSH2_ERROR_EAGAIN)
             return 0;
         if (r == 0)
             return 1;
-        struct libssh2_agent_publickey *prev = c->ident;
-        if (libssh2_agent_get_identity(c->agent, &c->ident, prev) != 0)
-            c->agent_done = 1;
+        c->id++;
     }
+    c->agent_done = 1;
     while (c->key < c->nkeys) {
         r = libssh2_userauth_publickey_fromfile_ex(c->s, c->t.user,
                                                    (unsigned)strlen(c->t.user),
@@ -194,10 +228,12 @@ authenticate(ssh_conn *c)
             c->rsa_refused = 1;
         c->key++;
     }
-    if (c->nkeys == 0 && c->agent == NULL)
-        return fail(c, "no ssh-agent and no key in ~/.ssh for %s", c->t.user);
-    return fail(c, "%s@%s refused every key (ssh-agent's and %d file%s)%s",
-                c->t.user, c->t.host, c->nkeys, c->nkeys == 1 ? "" : "s",
+    if (c->nkeys == 0 && c->nids == 0)
+        return fail(c, "no ssh-agent key and no key in ~/.ssh for %s",
+                    c->t.user);
+    return fail(c, "%s@%s refused every key (%d from ssh-agent, %d file%s)%s",
+                c->t.user, c->t.host, c->nids, c->nkeys,
+                c->nkeys == 1 ? "" : "s",
                 c->rsa_refused ? "; RSA keys do not work with this "
                                  "library: use an Ed25519 or ECDSA key"
                                : "");

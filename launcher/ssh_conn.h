@@ -46,7 +46,8 @@ typedef struct ssh_conn {
     LIBSSH2_SESSION *s;
     LIBSSH2_CHANNEL *ch;
     LIBSSH2_AGENT *agent;
-    struct libssh2_agent_publickey *ident;
+    struct libssh2_agent_publickey *ids[16]; /* agent's, -i's own first */
+    int nids, id;
     int agent_done;
     char keys[4][1024]; /* identity files still to try */
     int nkeys, key;

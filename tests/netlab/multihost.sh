@@ -21,7 +21,7 @@ ip netns del "hvdprobe$$"
 
 LABDIR=$TMP/lab
 mkdir -p "$LABDIR"
-trap 'bash "$NETLAB" down "$LABDIR"; cleanup' EXIT
+trap 'bash "$NETLAB" down "$LABDIR"; [ -n "${SSH_AGENT_PID:-}" ] && kill "$SSH_AGENT_PID"; cleanup' EXIT
 bash "$NETLAB" up "$LABDIR" 3 || { echo "not ok - netlab up"; exit 1; }
 . "$LABDIR/env"
 read -r -a ADDR <<<"$LAB_ADDRS"
@@ -195,6 +195,36 @@ check "-p 2222: recorded as [host]:2222" \
     grep -q "^\[${ADDR[0]}\]:2222 ssh-ed25519 " "$TMP/port/.ssh/known_hosts"
 HOME=$TMP/port hvd -H "${ADDR[0]}:1,${ADDR[1]}:1" -p 2222 true
 check "-p 2222: trusted next time" [ "$RC" -eq 0 ]
+
+# the user's ssh config may accept new host keys, as ssh(1) would
+mkdir -p "$TMP/cfg/.ssh"
+cp "$HOME/.ssh/id_ed25519" "$TMP/cfg/.ssh/"
+printf 'Host *\n    StrictHostKeyChecking accept-new\n' >"$TMP/cfg/.ssh/config"
+HOME=$TMP/cfg hvd -H "${ADDR[0]}:1,${ADDR[1]}:1" true
+check "ssh config accept-new: runs and records" \
+    [ "$RC" -eq 0 -a "$(grep -c ssh-ed25519 "$TMP/cfg/.ssh/known_hosts")" -eq 2 ]
+
+# ssh-agent instead of key files, and user@host
+mkdir -p "$TMP/agent/.ssh"
+cp "$HOME/.ssh/known_hosts" "$TMP/agent/.ssh/"
+eval "$(ssh-agent -s)" >/dev/null
+ssh-add -q "$HOME/.ssh/id_ed25519" 2>/dev/null
+HOME=$TMP/agent hvd -H "root@${ADDR[0]}:1,root@${ADDR[1]}:1" sh -c 'echo "on $HOROVOD_HOSTNAME"'
+check "ssh-agent, user@host: runs" [ "$RC" -eq 0 ]
+check "user@host: the host name without the user" \
+    grep -qxF "[1]<stdout>:on ${ADDR[1]}" "$TMP/out"
+# an agent holding many keys: -i's own key is offered first, before
+# sshd's MaxAuthTries (6) runs out
+ssh-add -q -D 2>/dev/null
+for k in 1 2 3 4 5 6 7; do
+    ssh-keygen -q -t ed25519 -N '' -f "$TMP/agent/wrong$k"
+    ssh-add -q "$TMP/agent/wrong$k" 2>/dev/null
+done
+ssh-add -q "$HOME/.ssh/id_ed25519" 2>/dev/null
+HOME=$TMP/agent hvd -H "${ADDR[0]}:1,${ADDR[1]}:1" -i "$HOME/.ssh/id_ed25519" true
+check "ssh-agent with 8 keys, -i: its key first, login works" [ "$RC" -eq 0 ]
+ssh-agent -k >/dev/null
+unset SSH_AUTH_SOCK SSH_AGENT_PID
 
 # a changed host key: host 1's name with host 2's key
 mkdir -p "$TMP/changed/.ssh"
