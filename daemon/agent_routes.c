@@ -4,6 +4,8 @@
  *   POST /v1/agent/targets   {"host"}  -> the next host's addresses
  *   POST /v1/agent/probes    {"host","results":[{"addr","answer"}]}
  *   POST /v1/agent/decision  {"host"}  -> this host's interface, or 409
+ *   POST /v1/agent/heartbeat {"host"}  while its workers run
+ *   POST /v1/agent/exit      {"host"}  its workers are done
  * targets and decision are held until every agent has got that far. */
 #include <stdio.h>
 #include <string.h>
@@ -47,7 +49,7 @@ parse_interfaces(json_t *list, nic_addr *out, int max)
 }
 
 static void
-do_agent(hvdd_state *st, hvdd_response *rs, json_t *b)
+do_agent(hvdd_state *st, const hvdd_request *rq, hvdd_response *rs, json_t *b)
 {
     nic_addr addrs[NIC_MAX_ADDRS];
     const char *id = json_string_value(json_object_get(b, "id"));
@@ -72,8 +74,31 @@ do_agent(hvdd_state *st, hvdd_response *rs, json_t *b)
         reply_text(rs, 409, "%s", err);
         return;
     }
+    st->job.agents.hosts[h].last_seen = rq->now;
     snprintf(rs->notify, sizeof(rs->notify), "agents");
     reply_json(rs, 200, json_pack("{si}", "index", h));
+}
+
+/* Heartbeats and the end of an agent's work: hvdd declares an agent dead
+ * (and stops the job) only between its registration and its exit. */
+static void
+do_alive(hvdd_state *st, const hvdd_request *rq, hvdd_response *rs, json_t *b,
+         int finished)
+{
+    int h = host_of(st, b, rs);
+    agent_info *a;
+
+    if (h < 0)
+        return;
+    a = &st->job.agents.hosts[h];
+    if (!a->registered) {
+        reply_text(rs, 409, "the agent of '%s' has not registered",
+                   st->job.hosts.hosts[h].name);
+        return;
+    }
+    a->last_seen = rq->now;
+    a->finished |= finished;
+    reply_text(rs, 200, "ok");
 }
 
 static void
@@ -172,7 +197,11 @@ agent_route(hvdd_state *st, const char *what, const hvdd_request *rq,
             hvdd_response *rs, json_t *b)
 {
     if (strcmp(what, "agent") == 0)
-        do_agent(st, rs, b);
+        do_agent(st, rq, rs, b);
+    else if (strcmp(what, "agent/heartbeat") == 0)
+        do_alive(st, rq, rs, b, 0);
+    else if (strcmp(what, "agent/exit") == 0)
+        do_alive(st, rq, rs, b, 1);
     else if (strcmp(what, "agent/targets") == 0)
         do_targets(st, rq, rs, b);
     else if (strcmp(what, "agent/probes") == 0)

@@ -11,7 +11,9 @@ typedef struct agent_info {
     int registered;
     int reported; /* its probe results are in */
     int probe_port;
-    nic_host nic; /* id and interfaces */
+    nic_host nic;     /* id and interfaces */
+    double last_seen; /* its registration or last heartbeat */
+    int finished;     /* its workers are done: no more heartbeats */
 } agent_info;
 
 typedef struct agents {

@@ -273,6 +273,26 @@ job_abort(job *j, const char *reason)
     snprintf(j->abort_reason, sizeof(j->abort_reason), "%s", reason);
 }
 
+/* An agent between its registration and its exit that went silent. */
+static int
+check_agents(job *j, double now)
+{
+    char reason[512];
+
+    for (int h = 0; h < j->agents.nhosts && j->plan.nhosts > 0; h++) {
+        const agent_info *a = &j->agents.hosts[h];
+        if (!a->registered || a->finished ||
+            now - a->last_seen <= j->heartbeat_timeout)
+            continue;
+        snprintf(reason, sizeof(reason),
+                 "the agent of host '%s' sent no heartbeat for %.1f s",
+                 j->hosts.hosts[h].name, now - a->last_seen);
+        job_abort(j, reason);
+        return 1;
+    }
+    return 0;
+}
+
 int
 job_check_heartbeats(job *j, double now)
 {
@@ -280,6 +300,8 @@ job_check_heartbeats(job *j, double now)
 
     if (j->heartbeat_timeout <= 0 || !j->has_plan || j->aborted)
         return 0;
+    if (check_agents(j, now))
+        return 1;
     for (int r = 0; r < j->size; r++) {
         rank_info *ri = &j->ranks[r];
         if (ri->state != RANK_REGISTERED ||

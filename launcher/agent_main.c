@@ -10,10 +10,12 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "agent_beat.h"
 #include "agent_job.h"
 #include "agent_nic.h"
 #include "exit_codes.h"
 #include "local_job.h"
+#include "quiet_thread.h"
 #include "worker_env.h"
 
 #define MAX_JOB_LINE (64 << 20)
@@ -132,7 +134,7 @@ choose_watching_stdin(choice *ch, char **buf, size_t *len)
 {
     pthread_t t;
 
-    if (pthread_create(&t, NULL, choose, ch) != 0)
+    if (quiet_thread_start(&t, choose, ch) != 0)
         return -1;
     while (!ch->done) {
         struct pollfd p = {STDIN_FILENO, POLLIN, 0};
@@ -150,20 +152,26 @@ choose_watching_stdin(choice *ch, char **buf, size_t *len)
     return ch->r;
 }
 
-/* Everything before the workers: the job, its directory, the network,
- * and the launcher's "go". */
+static int
+read_job(agent_job *j, char **buf, size_t *len)
+{
+    char *line = read_line(buf, len), err[1024];
+    int r = line ? agent_job_decode(line, j, err, sizeof(err)) : -1;
+
+    if (r != 0)
+        say("error job: %s%s", line ? err : "no job on stdin", "");
+    free(line);
+    return r;
+}
+
+/* Everything before the workers: the job's directory, the network, and
+ * the launcher's "go". */
 static int
 prepare(agent_job *j, agent_net *an, char **buf, size_t *len)
 {
-    char *line = read_line(buf, len), err[1024], host[300];
+    char *line, host[300];
     int r;
 
-    if (line == NULL || agent_job_decode(line, j, err, sizeof(err)) != 0) {
-        say("error job: %s%s", line ? err : "no job on stdin", "");
-        free(line);
-        return -1;
-    }
-    free(line);
     snprintf(host, sizeof(host), "%s", j->hosts.hosts[j->host].name);
     if (chdir(j->cwd) != 0) {
         say("error %s: cwd: the working directory '%s' is missing here", host,
@@ -198,8 +206,13 @@ main(int argc, char **argv)
     /* --check: hvdrun --check-ssh only wants to see the agent start */
     if (argc > 1 && strcmp(argv[1], "--check") == 0)
         return 0;
-    if (prepare(&j, &an, &buf, &len) == 0)
-        code = run_workers(&j, &an);
+    if (read_job(&j, &buf, &len) == 0) {
+        agent_beat beat;
+        agent_beat_start(&beat, &j);
+        if (prepare(&j, &an, &buf, &len) == 0)
+            code = run_workers(&j, &an);
+        agent_beat_stop(&beat);
+    }
     free(buf);
     agent_job_release(&j);
     return code;

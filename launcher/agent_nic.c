@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "cfg_util.h"
+#include "quiet_thread.h"
 
 #define PROBE_TIMEOUT_MS 1000
 
@@ -100,7 +101,7 @@ responder_start(responder *r)
                         ? ((struct sockaddr_in6 *)&got)->sin6_port
                         : ((struct sockaddr_in *)&got)->sin_port);
     r->stop = 0;
-    return pthread_create(&r->thread, NULL, respond, r) == 0 ? 0 : -1;
+    return quiet_thread_start(&r->thread, respond, r) == 0 ? 0 : -1;
 }
 
 static void

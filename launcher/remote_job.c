@@ -85,7 +85,7 @@ stop_all(job *j, const char *why)
         return;
     j->stopping = 1;
     j->stop_deadline =
-        now() + cfg_job_double(&j->s->job, CFG_OPT_KILL_GRACE, 3) + 10;
+        now() + cfg_job_double(&j->s->job, CFG_OPT_KILL_GRACE, 3) + 5;
     snprintf(line, sizeof(line), "abort %s\n", why);
     tell_all(j, line);
 }

@@ -123,6 +123,31 @@ for sig in INT KILL; do
     check "SIG$sig: no process left on any host" lab_clean_within 10
 done
 
+# --- a hung agent: hvdd misses its heartbeats and stops the job ---
+"$HVDRUN" -H "$H" --heartbeat-timeout 1.5 --kill-grace 1 \
+    sh -c "echo up; exec sleep 60 # $MARK" >"$TMP/out" 2>"$TMP/err" &
+pid=$!
+for ((t = 0; t < 100; t++)); do
+    [ "$(grep -c ':up$' "$TMP/out")" -eq 6 ] && break
+    sleep 0.1
+done
+agent=$(ip netns pids "${LAB}h2" | xargs -r ps -o pid=,comm= -p |
+    awk '$2 == "hvdrun-agent" {print $1}')
+check "hung agent: found the agent of host 2" [ -n "$agent" ]
+kill -STOP $agent
+for ((t = 0; t < 200; t++)); do
+    kill -0 $pid 2>/dev/null || break
+    sleep 0.1
+done
+kill -KILL $pid 2>/dev/null
+wait $pid
+RC=$?
+kill -CONT $agent
+check "hung agent: hvdrun exits 70" [ "$RC" -eq 70 ]
+check "hung agent: names the host" \
+    grep -q "the agent of host '${ADDR[1]}' sent no heartbeat" "$TMP/err"
+check "hung agent: no process left once it resumes" lab_clean_within 10
+
 # --- failures before any worker starts ---
 started() { ls "$WORK" | grep -c '^started\.'; }
 TOUCH="touch $WORK/started.\$HOROVOD_RANK"

@@ -330,6 +330,33 @@ START_TEST(agent_addresses_may_use_the_store)
 }
 END_TEST
 
+/* An agent that goes silent between registering and its exit stops the
+ * job with its host named; one that said it is done does not. (call()
+ * stamps every request at t=100.) */
+START_TEST(agent_heartbeats)
+{
+    start(3, "a:1,b:1,c:1");
+    st.job.heartbeat_timeout = 5;
+    ck_assert_int_eq(call("POST", "/v1/agent/heartbeat", AUTH,
+                          "{\"host\":\"b\"}", NULL, 1, 0),
+                     409); /* not registered yet */
+    agents_report_in(1);
+    ck_assert_int_eq(call("POST", "/v1/agent/heartbeat", AUTH,
+                          "{\"host\":\"b\"}", NULL, 1, 0),
+                     200);
+    ck_assert_int_eq(
+        call("POST", "/v1/agent/exit", AUTH, "{\"host\":\"a\"}", NULL, 1, 0),
+        200);
+    ck_assert_int_eq(
+        call("POST", "/v1/agent/exit", AUTH, "{\"host\":\"c\"}", NULL, 1, 0),
+        200);
+    ck_assert_int_eq(job_check_heartbeats(&st.job, 104.0), 0);
+    ck_assert_int_eq(job_check_heartbeats(&st.job, 106.0), 1);
+    ck_assert_str_eq(st.job.abort_reason,
+                     "the agent of host 'b' sent no heartbeat for 6.0 s");
+}
+END_TEST
+
 START_TEST(agents_choose_the_network)
 {
     start(3, "a:1,b:1,c:1");
@@ -418,6 +445,7 @@ suite(void)
     ADD(tc, exit_and_abort);
     ADD(tc, agents_choose_the_network);
     ADD(tc, agent_addresses_may_use_the_store);
+    ADD(tc, agent_heartbeats);
     ADD(tc, agents_without_a_common_network);
     ADD(tc, agent_errors);
     suite_add_tcase(s, tc);
