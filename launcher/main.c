@@ -8,7 +8,9 @@
 #include "exit_codes.h"
 #include "local_host.h"
 #include "local_job.h"
+#ifdef HVD_WITH_SSH
 #include "remote_job.h"
+#endif
 #include "rendezvous.h"
 #include "settings.h"
 #include "worker_env.h"
@@ -28,10 +30,12 @@ print_plan(const settings *s, FILE *f)
     }
 }
 
-/* `hvdrun --agent ...` is the per-host agent, a sibling binary: it links
- * libcurl, which would slow every hvdrun start. */
+/* Runs a program that lives beside this one: `hvdrun --agent` is
+ * hvdrun-agent (it links libcurl), and jobs that reach other hosts run in
+ * hvdrun-ssh, this program linked with libssh2 (whose loading would cost
+ * every local job's start about a millisecond). Returns only on failure. */
 static int
-exec_agent(char **argv)
+exec_sibling(const char *name, char **argv)
 {
     char self[4096], path[4200];
     ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
@@ -39,12 +43,11 @@ exec_agent(char **argv)
     if (n <= 0)
         return HVD_EXIT_LAUNCH;
     self[n] = '\0';
-    snprintf(path, sizeof(path), "%.*s/hvdrun-agent",
-             (int)(strrchr(self, '/') - self), self);
+    snprintf(path, sizeof(path), "%.*s/%s", (int)(strrchr(self, '/') - self),
+             self, name);
     argv[0] = path;
     execv(path, argv);
-    fprintf(stderr, "hvdrun: cannot run the agent '%s': %s\n", path,
-            strerror(errno));
+    fprintf(stderr, "hvdrun: cannot run '%s': %s\n", path, strerror(errno));
     return 127;
 }
 
@@ -151,9 +154,10 @@ start_rendezvous(settings *s, rendezvous *rv, job_net *net)
     return 0;
 }
 
+#ifdef HVD_WITH_SSH
 /* Hosts other than this one: an agent on each, hvdd for all. */
 static int
-run_remote(settings *s, const envlist *base, job_net *net)
+run_remote(settings *s, const envlist *base, job_net *net, char **argv)
 {
     rendezvous rv;
     remote_job_spec spec = {.s = s, .base = base};
@@ -168,10 +172,21 @@ run_remote(settings *s, const envlist *base, job_net *net)
     spec.rendezvous_addr = cfg_job_get(&s->job, CFG_OPT_RENDEZVOUS_ADDR);
     spec.heartbeat = net->heartbeat;
     spec.events_fd = rv.events_fd;
+    (void)argv;
     code = remote_job_run(&spec);
     rendezvous_stop(&rv);
     return code;
 }
+#else
+static int
+run_remote(settings *s, const envlist *base, job_net *net, char **argv)
+{
+    (void)s;
+    (void)base;
+    (void)net;
+    return exec_sibling("hvdrun-ssh", argv);
+}
+#endif
 
 static int
 run(settings *s, const envlist *base, job_net *net)
@@ -225,12 +240,16 @@ main(int argc, char **argv)
     int done, code;
 
     if (argc > 1 && strcmp(argv[1], "--agent") == 0)
-        return exec_agent(argv + 1);
+        return exec_sibling("hvdrun-agent", argv + 1);
     if ((code = settings_load(argc, argv, &s, &done)) != 0 || done)
         goto out;
     if (cfg_job_flag(&s.job, CFG_OPT_CHECK_SSH)) {
+#ifdef HVD_WITH_SSH
         remote_job_spec check = {.s = &s, .events_fd = -1, .check_only = 1};
         code = remote_job_run(&check);
+#else
+        code = exec_sibling("hvdrun-ssh", argv);
+#endif
         goto out;
     }
     if (s.ncommand == 0 && !cfg_job_flag(&s.job, CFG_OPT_DRY_RUN)) {
@@ -262,7 +281,7 @@ main(int argc, char **argv)
     else if (all_hosts_local(&s))
         code = run(&s, &base, &net);
     else
-        code = run_remote(&s, &base, &net);
+        code = run_remote(&s, &base, &net, argv);
 out:
     envlist_free(&base);
     settings_release(&s);

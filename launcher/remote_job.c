@@ -54,8 +54,8 @@ typedef struct job {
     char user[256];
     char known_hosts[PATH_MAX];
     int accept_new;
-    char command[PATH_MAX + 64]; /* what SSH runs on each host */
-    char agent_path[PATH_MAX];   /* this host's agent binary */
+    char command[PATH_MAX + 64];    /* what SSH runs on each host */
+    char agent_path[PATH_MAX + 16]; /* this host's agent binary */
 } job;
 
 static double
@@ -608,7 +608,7 @@ shell_quote(const char *s, char *out, size_t size)
 static int
 setup(job *j)
 {
-    char self[PATH_MAX], quoted[PATH_MAX + 16];
+    char self[PATH_MAX], quoted[PATH_MAX + 16], sibling[PATH_MAX + 16];
     const char *remote = cfg_job_get(&j->s->job, CFG_OPT_REMOTE_HVDRUN);
     struct passwd *pw = getpwuid(getuid());
     ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
@@ -617,9 +617,11 @@ setup(job *j)
     if (n <= 0)
         return -1;
     self[n] = '\0';
-    snprintf(j->agent_path, sizeof(j->agent_path), "%.*s/hvdrun-agent",
-             (int)(strrchr(self, '/') - self), self);
-    shell_quote(remote ? remote : self, quoted, sizeof(quoted));
+    /* this program is hvdrun-ssh; the hosts run hvdrun beside it */
+    *strrchr(self, '/') = '\0';
+    snprintf(j->agent_path, sizeof(j->agent_path), "%s/hvdrun-agent", self);
+    snprintf(sibling, sizeof(sibling), "%s/hvdrun", self);
+    shell_quote(remote ? remote : sibling, quoted, sizeof(quoted));
     snprintf(j->command, sizeof(j->command), "exec %s --agent%s", quoted,
              j->spec->check_only ? " --check" : "");
     snprintf(j->user, sizeof(j->user), "%s",

@@ -361,7 +361,7 @@ main(int argc, char **argv)
     } else if (strcmp(mode, "linger") == 0) {
         /* a rank that finalized and keeps working is not a lost one */
         coll_finalize(c);
-        sleep(2);
+        sleep(4);
         printf("rank done\n");
         return 0;
     } else if (strcmp(mode, "die") == 0 && argc > 2) {
