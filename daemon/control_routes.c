@@ -115,12 +115,15 @@ do_rank_call(hvdd_state *st, const char *what, hvdd_response *rs, json_t *b,
              double now)
 {
     long rank = int_member(b, "rank", -2), code = int_member(b, "code", 0);
+    long pid = int_member(b, "pid", 0);
     int r = strcmp(what, "heartbeat") == 0
                 ? job_heartbeat(&st->job, (int)rank, now)
-                : job_exited(&st->job, (int)rank, (int)code);
+                : job_exited(&st->job, (int)rank, (int)code, (int)pid);
 
     if (rank < 0 || r != 0)
-        reply_text(rs, 409, "%s: rank %ld is not registered", what, rank);
+        reply_text(rs, 409, "%s: rank %ld is not %s", what, rank,
+                   strcmp(what, "heartbeat") == 0 ? "registered"
+                                                  : "a rank of the plan");
     else if (st->job.aborted)
         reply_text(rs, 410, "job aborted: %s", st->job.abort_reason);
     else

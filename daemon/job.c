@@ -213,10 +213,14 @@ job_heartbeat(job *j, int rank, double now)
 }
 
 int
-job_exited(job *j, int rank, int code)
+job_exited(job *j, int rank, int code, int pid)
 {
-    if (!valid_rank(j, rank))
+    /* a rank that never registered (any program, not only libcollective)
+     * is reported by its host's agent */
+    if (!j->has_plan || rank < 0 || rank >= j->size)
         return -1;
+    if (pid > 0)
+        j->ranks[rank].pid = pid;
     j->ranks[rank].state = RANK_EXITED;
     j->ranks[rank].exit_code = code;
     return 0;

@@ -80,7 +80,7 @@ int job_arrival_rank(const job *j, int arrival);
 int job_heartbeat(job *j, int rank, double now);
 
 /* Records rank's exit code. */
-int job_exited(job *j, int rank, int code);
+int job_exited(job *j, int rank, int code, int pid);
 
 /* Joins barrier `name` as rank; returns 1 once all `size` ranks joined
  * this round, 0 while waiting, -1 for a bad rank. A barrier is reusable:

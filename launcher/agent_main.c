@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "agent_beat.h"
@@ -66,9 +67,36 @@ say(const char *fmt, const char *a, const char *b)
         exit(HVD_EXIT_LAUNCH); /* the launcher is gone */
 }
 
+/* Each worker's end goes to hvdd, so that its view of the job (GET
+ * /v1/status, the launcher's summary) covers every program, not only
+ * those that register. hvdd gone: stop trying, the launcher knows. */
+typedef struct reporter {
+    hvdd_client *c;
+    int broken;
+} reporter;
+
+static void
+report_end(void *arg, int rank, int pid, int status)
+{
+    reporter *rp = arg;
+    int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    int r;
+
+    if (rp->c == NULL || rp->broken)
+        return;
+    r = hvdd_client_post(
+        rp->c, "exit",
+        json_pack("{si si si}", "rank", rank, "code", code, "pid", pid), 2000,
+        NULL);
+    rp->broken = r == HVDD_ECONNECT || r == HVDD_ETIMEOUT;
+}
+
 static int
 run_workers(agent_job *j, const agent_net *an)
 {
+    reporter rp = {
+        hvdd_client_new(j->rendezvous_addr, j->rendezvous_port, j->token, 1),
+        0};
     int first = cfg_plan_first_rank(&j->plan, j->host), n = 0, code, i;
     job_net net = {an->master_addr,    an->master_port,    an->iface,
                    j->rendezvous_addr, j->rendezvous_port, j->token,
@@ -90,6 +118,8 @@ run_workers(agent_job *j, const agent_net *an)
         .verbose = j->verbose,
         .events_fd = STDIN_FILENO,
         .events_eof = "the launcher went away",
+        .on_worker_end = report_end,
+        .on_worker_end_arg = &rp,
         .first_rank = first,
         .nranks = n,
     };
@@ -101,6 +131,7 @@ run_workers(agent_job *j, const agent_net *an)
         envp[i] = envlist_array(&envs[i]);
     }
     code = envs && i == n ? local_job_run(&spec) : HVD_EXIT_LAUNCH;
+    hvdd_client_free(rp.c);
     for (i = 0; envs && i < n; i++)
         envlist_free(&envs[i]);
     free(envs);

@@ -159,6 +159,9 @@ on_exit_status(run *r, int i, int status)
     w->status = status;
     r->unreaped--;
     guard_remove(r->guard_fd, w->sp.pid);
+    if (r->spec->on_worker_end)
+        r->spec->on_worker_end(r->spec->on_worker_end_arg, rank_of(r, i),
+                               (int)w->sp.pid, status);
     if (r->spec->verbose)
         fprintf(stderr, "hvdrun: rank %d (pid %d) ended, wait status %#x\n",
                 rank_of(r, i), (int)w->sp.pid, status);

@@ -21,8 +21,11 @@ typedef struct local_job_spec {
      * for an agent from the launcher; EOF says that sender is gone. */
     int events_fd;
     const char *events_eof; /* why EOF on events_fd stops the job */
-    int first_rank;         /* this host's ranks: first_rank... */
-    int nranks;             /* ...nranks of them; 0: the whole plan */
+    /* told of each worker's end (its wait status), or NULL */
+    void (*on_worker_end)(void *arg, int rank, int pid, int status);
+    void *on_worker_end_arg;
+    int first_rank; /* this host's ranks: first_rank... */
+    int nranks;     /* ...nranks of them; 0: the whole plan */
 } local_job_spec;
 
 /* Runs the job; returns hvdrun's exit code. Never returns before every

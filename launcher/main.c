@@ -9,6 +9,7 @@
 #include "local_host.h"
 #include "local_job.h"
 #ifdef HVD_WITH_SSH
+#include "job_summary.h"
 #include "remote_job.h"
 #endif
 #include "rendezvous.h"
@@ -174,6 +175,9 @@ run_remote(settings *s, const envlist *base, job_net *net, char **argv)
     spec.events_fd = rv.events_fd;
     (void)argv;
     code = remote_job_run(&spec);
+    /* the end as hvdd saw it, when it went wrong (or on request) */
+    if (code != 0 || cfg_job_flag(&s->job, CFG_OPT_VERBOSE))
+        job_summary_print("127.0.0.1", rv.port, rv.token);
     rendezvous_stop(&rv);
     return code;
 }

@@ -101,6 +101,8 @@ hvd -H "$H" sh -c "if [ \$HOROVOD_RANK = 3 ]; then echo boom >&2; exit 7; fi; ex
 check "remote failure: hvdrun exits with the rank's code" [ "$RC" -eq 7 ]
 check "remote failure: says which rank and host" \
     grep -q "rank 3 on ${ADDR[1]} exited with code 7" "$TMP/err"
+check "remote failure: hvdd's view of every rank's end" \
+    grep -q "^hvdrun: hvdd's view: 6 ranks; .*exit 7: rank 3 on ${ADDR[1]}" "$TMP/err"
 check "remote failure: no process left on any host" lab_clean_within 10
 
 # --- SIGINT and SIGKILL of hvdrun mid-job ---

@@ -313,6 +313,23 @@ agents_report_in(int answer_real)
     ck_assert_str_eq(rs.notify, "nic");
 }
 
+/* An agent reports the end of any rank, registered or not. */
+START_TEST(exit_of_unregistered_rank)
+{
+    start(2, "a:2");
+    ck_assert_int_eq(call("POST", "/v1/exit", AUTH,
+                          "{\"rank\":1,\"code\":7,\"pid\":42}", NULL, 1, 0),
+                     200);
+    ck_assert_int_eq(
+        call("POST", "/v1/exit", AUTH, "{\"rank\":2,\"code\":7}", NULL, 1, 0),
+        409);
+    ck_assert_int_eq(call("GET", "/v1/status", AUTH, NULL, NULL, 1, 0), 200);
+    ck_assert(body_has("\"rank\":1,\"host\":\"a\",\"state\":\"exited\","
+                       "\"pid\":42,\"exit_code\":7"));
+    ck_assert(body_has("\"rank\":0,\"host\":\"a\",\"state\":\"pending\""));
+}
+END_TEST
+
 /* The KV routes take the job's hosts: the addresses their agents
  * reported, and nothing else. */
 START_TEST(agent_addresses_may_use_the_store)
@@ -446,6 +463,7 @@ suite(void)
     ADD(tc, agents_choose_the_network);
     ADD(tc, agent_addresses_may_use_the_store);
     ADD(tc, agent_heartbeats);
+    ADD(tc, exit_of_unregistered_rank);
     ADD(tc, agents_without_a_common_network);
     ADD(tc, agent_errors);
     suite_add_tcase(s, tc);
