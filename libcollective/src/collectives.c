@@ -113,10 +113,14 @@ coll_allreduce(coll_comm *c, const void *send, void *recv, size_t count,
         return c->size == 1 ? 0 : comm_agree(c, "allreduce", 0, dt, op);
     if ((r = comm_agree(c, "allreduce", (int64_t)count, dt, op)) != 0)
         return r;
-    r = gb_allreduce(c->gloo, recv, count, dt,
-                     op == COLL_OP_AVG ? COLL_OP_SUM : op, c->last_error,
-                     sizeof(c->last_error));
-    if (r != 0)
+    if (comm_hier_wanted(c)) {
+        r = comm_hier_allreduce(c, recv, count, dt,
+                                op == COLL_OP_AVG ? COLL_OP_SUM : op);
+        if (r != 0)
+            return r;
+    } else if ((r = gb_allreduce(c->gloo, recv, count, dt,
+                                 op == COLL_OP_AVG ? COLL_OP_SUM : op,
+                                 c->last_error, sizeof(c->last_error))) != 0)
         return comm_fail(c, r, "%s", c->last_error);
     if (op == COLL_OP_AVG)
         comm_scale_avg(recv, count, dt, c->size);

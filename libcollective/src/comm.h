@@ -15,6 +15,9 @@ struct coll_comm {
     int cross_rank, cross_size;
     hvdd_client *client;         /* NULL for a job of one */
     gloo_ctx *gloo;              /* NULL for a job of one */
+    gloo_ctx *local_gloo;        /* this host's ranks, once needed */
+    gloo_ctx *cross_gloo;        /* local_rank 0 of every host, once needed */
+    char prefix[32];             /* of the global context's keys */
     int dead;                    /* a transport failure broke the comm */
     struct fusion *fusion;       /* the async thread, once started */
     struct heartbeat *heartbeat; /* the heartbeat thread, if asked for */
@@ -46,6 +49,13 @@ void comm_fusion_stop(coll_comm *c);
  * for them; comm_unregister stops them and reports the exit. */
 int comm_register(coll_comm *c, const char *addr, int port, const char *token);
 void comm_unregister(coll_comm *c);
+
+/* HOROVOD_HIERARCHICAL_ALLREDUCE=1 and a job where it can help; then
+ * comm_hier_allreduce does allreduce (in place, op not avg) in two levels
+ * (hierarchical.c). */
+int comm_hier_wanted(const coll_comm *c);
+int comm_hier_allreduce(coll_comm *c, void *buf, size_t count, coll_dtype dt,
+                        coll_op op);
 
 /* 0, or COLL_EINVAL for NULL, or COLL_EDEAD after a transport failure. */
 int comm_usable(coll_comm *c);

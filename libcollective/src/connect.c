@@ -86,6 +86,7 @@ comm_connect(coll_comm *c)
     if (c->client == NULL)
         return comm_fail(c, COLL_ENOMEM, "out of memory");
     comm_prefix(prefix, sizeof(prefix));
+    snprintf(c->prefix, sizeof(c->prefix), "%s", prefix);
     r = gb_connect(&c->gloo, c->client, "collective", prefix, c->rank, c->size,
                    iface, timeout_ms, c->last_error, sizeof(c->last_error));
     if (r == COLL_ETRANSPORT)
@@ -98,8 +99,11 @@ comm_disconnect(coll_comm *c)
 {
     comm_fusion_stop(c);
     comm_unregister(c);
+    gb_free(c->local_gloo);
+    gb_free(c->cross_gloo);
     gb_free(c->gloo);
     hvdd_client_free(c->client);
+    c->local_gloo = c->cross_gloo = NULL;
     c->gloo = NULL;
     c->client = NULL;
 }

@@ -18,6 +18,16 @@ hvd -H localhost:2,127.0.0.1:1 "$HELLO"
 check "identity: rank 1" grep -q '^\[1\]<stdout>:rank 1 of 3 (local 1 of 2, cross 0 of 1)' "$TMP/out"
 check "identity: rank 2" grep -q '^\[2\]<stdout>:rank 2 of 3 (local 0 of 1, cross 1 of 2)' "$TMP/out"
 
+# hierarchical allreduce (local, then local_rank 0 across, then local
+# broadcast), also with hosts of different sizes
+for spec in localhost:2,127.0.0.1:2/4 localhost:2,127.0.0.1:1/3 \
+    localhost:1,127.0.0.1:3/4; do
+    np=${spec#*/}
+    hvd --hierarchical-allreduce -H "${spec%/*}" "$CHECK"
+    check "hierarchical allreduce on ${spec%/*}: all $np ranks passed" \
+        [ "$RC" -eq 0 -a "$(grep -c 'checks passed$' "$TMP/out")" -eq "$np" ]
+done
+
 # a fusion buffer smaller than some requests: they go alone, the rest fuse
 hvd -x HOROVOD_FUSION_THRESHOLD=4096 -x HOROVOD_CYCLE_TIME=3 -np 3 "$CHECK"
 check "small fusion buffer: every rank passed" \

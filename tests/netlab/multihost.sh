@@ -86,6 +86,10 @@ hvd -H "localhost:2,${ADDR[0]}:2" "$CHECK"
 check "launch host plus one: allreduce passes on all 4 ranks" \
     [ "$RC" -eq 0 -a "$(grep -c 'checks passed$' "$TMP/out")" -eq 4 ]
 
+hvd -H "$H" --hierarchical-allreduce "$CHECK"
+check "hierarchical allreduce across 3 hosts: every rank passed" \
+    [ "$RC" -eq 0 -a "$(grep -c 'checks passed$' "$TMP/out")" -eq 6 ]
+
 # --- output: every line of every host, tagged, none mixed ---
 hvd -H "$H" "$SPEW" 300
 check "output job: exit 0" [ "$RC" -eq 0 ]
