@@ -357,12 +357,8 @@ service(job *j, int i)
     for (int k = 0; k < 2; k++)
         while ((n = agent_link_read(&h->link, k, buf, sizeof(buf))) > 0)
             feed(j, h, k, buf, (size_t)n);
-    if (h->link.remote && h->link.open && !h->link.done &&
-        libssh2_session_last_errno(h->link.ssh.s) != LIBSSH2_ERROR_EAGAIN &&
-        libssh2_session_last_errno(h->link.ssh.s) < 0 && !h->link.eof[0]) {
-        /* the connection broke: treat as the agent's end */
-        h->link.eof[0] = h->link.eof[1] = 1;
-    }
+    /* a broken connection shows as a read error: agent_link_read then
+     * reports EOF on that stream, and the reap below ends the host */
     if (agent_link_reap(&h->link))
         on_agent_end(j, h);
 }

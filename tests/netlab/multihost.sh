@@ -154,6 +154,29 @@ check "hung agent: names the host" \
     grep -q "the agent of host '${ADDR[1]}' sent no heartbeat" "$TMP/err"
 check "hung agent: no process left once it resumes" lab_clean_within 10
 
+# --- a killed agent: its workers die with it, the job stops ---
+"$HVDRUN" -H "$H" sh -c "echo up; exec sleep 60 # $MARK" >"$TMP/out" 2>"$TMP/err" &
+pid=$!
+for ((t = 0; t < 100; t++)); do
+    [ "$(grep -c ':up$' "$TMP/out")" -eq 6 ] && break
+    sleep 0.1
+done
+# the agent, not its guard (a child also called hvdrun-agent)
+agent=$(ip netns pids "${LAB}h3" | xargs -r ps -o pid=,ppid=,comm= -p |
+    awk '$3 == "hvdrun-agent" {pid[$1] = $2} END {
+        for (p in pid) if (!(pid[p] in pid)) print p }')
+kill -KILL $agent
+for ((t = 0; t < 200; t++)); do
+    kill -0 $pid 2>/dev/null || break
+    sleep 0.1
+done
+kill -KILL $pid 2>/dev/null
+wait $pid
+RC=$?
+check "killed agent: hvdrun exits 137" [ "$RC" -eq 137 ]
+check "killed agent: names its host" grep -q "job failed on ${ADDR[2]}" "$TMP/err"
+check "killed agent: no process left" lab_clean_within 10
+
 # --- failures before any worker starts ---
 started() { ls "$WORK" | grep -c '^started\.'; }
 TOUCH="touch $WORK/started.\$HOROVOD_RANK"
