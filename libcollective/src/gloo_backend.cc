@@ -229,6 +229,18 @@ reducer<bf16>(int op)
     }
 }
 
+/* About four segments per rank's share of the ring, between 1 MiB
+ * (Gloo's default) and 8 MiB. At 64 MiB on 2 ranks: busbw 1.01 GB/s
+ * against 0.95 with 1 MiB segments (mean of 4 runs in turns, noisy); no
+ * change on 4 ranks. */
+static size_t
+segment_size(size_t bytes, int ranks)
+{
+    size_t seg = bytes / (size_t)ranks / 4;
+
+    return seg < (1u << 20) ? (1u << 20) : seg > (8u << 20) ? (8u << 20) : seg;
+}
+
 template <typename T>
 static void
 allreduce_as(gloo_ctx *g, void *buf, size_t count, int op)
@@ -238,6 +250,7 @@ allreduce_as(gloo_ctx *g, void *buf, size_t count, int op)
     opts.setReduceFunction(reducer<T>(op));
     opts.setTag(g->tag++);
     opts.setTimeout(g->timeout);
+    opts.setMaxSegmentSize(segment_size(count * sizeof(T), g->context->size));
     gloo::allreduce(opts);
 }
 

@@ -23,7 +23,7 @@ now(void)
 static int
 iterations(size_t bytes)
 {
-    return bytes <= (1 << 16) ? 50 : bytes <= (1 << 22) ? 10 : 3;
+    return bytes <= (1 << 16) ? 50 : bytes <= (1 << 22) ? 10 : 5;
 }
 
 typedef enum { ALLREDUCE, ALLGATHER, BROADCAST, ALLTOALL } which;

@@ -8,7 +8,7 @@
 static int
 iterations(size_t bytes)
 {
-    return bytes <= (1 << 16) ? 50 : bytes <= (1 << 22) ? 10 : 3;
+    return bytes <= (1 << 16) ? 50 : bytes <= (1 << 22) ? 10 : 5;
 }
 
 static void
