@@ -95,6 +95,20 @@ comm_scale_avg(void *buf, size_t count, coll_dtype dt, int size)
     }
 }
 
+/* A buffer the ranks agreed on, over 4 KiB: in two levels when asked
+ * (hierarchical.c), else one Gloo ring allreduce. op is not avg. */
+static int
+reduce_large(coll_comm *c, void *buf, size_t count, coll_dtype dt, coll_op op)
+{
+    int r;
+
+    if (comm_hier_wanted(c))
+        return comm_hier_allreduce(c, buf, count, dt, op);
+    r = gb_allreduce(c->gloo, buf, count, dt, op, c->last_error,
+                     sizeof(c->last_error));
+    return r ? comm_fail(c, r, "%s", c->last_error) : 0;
+}
+
 int
 coll_allreduce(coll_comm *c, const void *send, void *recv, size_t count,
                coll_dtype dt, coll_op op)
@@ -109,19 +123,14 @@ coll_allreduce(coll_comm *c, const void *send, void *recv, size_t count,
         return comm_fail(c, COLL_EINVAL, "allreduce: bad type, op or buffer");
     if (send != recv && count)
         memmove(recv, send, count * es);
-    if (c->size == 1 || count == 0)
-        return c->size == 1 ? 0 : comm_agree(c, "allreduce", 0, dt, op);
-    if ((r = comm_agree(c, "allreduce", (int64_t)count, dt, op)) != 0)
+    if (c->size == 1)
+        return 0;
+    /* 1: small, reduced already; 0: agreed, large */
+    if ((r = comm_allreduce_small(c, recv, count, dt, op)) < 0)
         return r;
-    if (comm_hier_wanted(c)) {
-        r = comm_hier_allreduce(c, recv, count, dt,
-                                op == COLL_OP_AVG ? COLL_OP_SUM : op);
-        if (r != 0)
-            return r;
-    } else if ((r = gb_allreduce(c->gloo, recv, count, dt,
-                                 op == COLL_OP_AVG ? COLL_OP_SUM : op,
-                                 c->last_error, sizeof(c->last_error))) != 0)
-        return comm_fail(c, r, "%s", c->last_error);
+    if (r == 0 && (r = reduce_large(c, recv, count, dt,
+                                    op == COLL_OP_AVG ? COLL_OP_SUM : op)) < 0)
+        return r;
     if (op == COLL_OP_AVG)
         comm_scale_avg(recv, count, dt, c->size);
     return 0;

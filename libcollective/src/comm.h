@@ -57,6 +57,13 @@ int comm_hier_wanted(const coll_comm *c);
 int comm_hier_allreduce(coll_comm *c, void *buf, size_t count, coll_dtype dt,
                         coll_op op);
 
+/* allreduce's first step (small_allreduce.c): checks that every rank passed
+ * the same count, type and op, and for buffers up to 4 KiB does the
+ * allreduce (not avg's scaling) too. 1: done; 0: agreed, reduce the
+ * buffer; < 0: error. */
+int comm_allreduce_small(coll_comm *c, void *buf, size_t count, coll_dtype dt,
+                         coll_op op);
+
 /* 0, or COLL_EINVAL for NULL, or COLL_EDEAD after a transport failure. */
 int comm_usable(coll_comm *c);
 /* Checks that every rank passed the same (a, b, d); COLL_EMISMATCH if not. */

@@ -345,6 +345,16 @@ main(int argc, char **argv)
         printf("rank %d: %s: %s\n", coll_rank(c), coll_strerror(r),
                coll_last_error(c));
         r = r == COLL_EMISMATCH ? 0 : 1;
+        /* a small buffer on rank 0, a large one elsewhere: the two sizes
+         * take different paths, which must still meet */
+        float *big = calloc(100000, sizeof(float));
+        int r1 =
+            big ? coll_allreduce(c, big, big, coll_rank(c) == 0 ? 4 : 100000,
+                                 COLL_DT_F32, COLL_OP_SUM)
+                : COLL_ENOMEM;
+        printf("rank %d: small/large: %s\n", coll_rank(c), coll_strerror(r1));
+        r |= r1 == COLL_EMISMATCH ? 0 : 1;
+        free(big);
         /* alltoallv receive counts that do not match what is sent */
         size_t sc[64], rc[64];
         for (int k = 0; k < coll_size(c); k++)

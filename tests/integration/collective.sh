@@ -37,6 +37,8 @@ hvd -np 3 "$CHECK" mismatch
 check "count mismatch: error on every rank, no abort" [ "$RC" -eq 0 ]
 check "count mismatch: reported" \
     [ "$(grep -c ': ranks called the operation with different arguments: allreduce' "$TMP/out")" -eq 3 ]
+check "small against large count: reported on every rank" \
+    [ "$(grep -c 'small/large: ranks called the operation with different arguments' "$TMP/out")" -eq 3 ]
 check "alltoallv count mismatch: reported on every rank" \
     [ "$(grep -c 'alltoallv: ranks called the operation with different arguments' "$TMP/out")" -eq 3 ]
 
