@@ -114,6 +114,8 @@ coll_allreduce(coll_comm *c, const void *send, void *recv, size_t count,
                coll_dtype dt, coll_op op)
 {
     size_t es = coll_dtype_size(dt);
+    coll_op how = op == COLL_OP_AVG ? COLL_OP_SUM : op;
+    char *slots;
     int r;
 
     if ((r = comm_usable(c)) != 0)
@@ -125,21 +127,28 @@ coll_allreduce(coll_comm *c, const void *send, void *recv, size_t count,
         memmove(recv, send, count * es);
     if (c->size == 1)
         return 0;
-    /* 1: small, reduced already; 0: agreed, large */
-    if ((r = comm_allreduce_small(c, recv, count, dt, op)) < 0)
+    if ((r = comm_exchange(c, "allreduce", (int64_t)count, dt, op, recv,
+                           count * es, &slots)) != 0)
         return r;
-    if (r == 0 && (r = reduce_large(c, recv, count, dt,
-                                    op == COLL_OP_AVG ? COLL_OP_SUM : op)) < 0)
-        return r;
-    if (op == COLL_OP_AVG)
+    if (count * es <= COMM_SMALL_BYTES) {
+        /* in rank order on every rank: the same bits everywhere */
+        memcpy(recv, comm_slot_data(slots, 0), count * es);
+        for (int i = 1; i < c->size; i++)
+            comm_reduce_into(recv, comm_slot_data(slots, i), count, dt, how);
+    } else {
+        r = reduce_large(c, recv, count, dt, how);
+    }
+    free(slots);
+    if (r == 0 && op == COLL_OP_AVG)
         comm_scale_avg(recv, count, dt, c->size);
-    return 0;
+    return r;
 }
 
 int
 coll_broadcast(coll_comm *c, void *buf, size_t count, coll_dtype dt, int root)
 {
     size_t es = coll_dtype_size(dt);
+    char *slots;
     int r;
 
     if ((r = comm_usable(c)) != 0)
@@ -148,19 +157,26 @@ coll_broadcast(coll_comm *c, void *buf, size_t count, coll_dtype dt, int root)
         return comm_fail(c, COLL_EINVAL, "broadcast: bad type, root or buffer");
     if (c->size == 1)
         return 0;
-    if ((r = comm_agree(c, "broadcast", (int64_t)count, dt, root)) != 0 ||
-        count == 0)
+    if ((r = comm_exchange(c, "broadcast", (int64_t)count, dt, root, buf,
+                           count * es, &slots)) != 0)
         return r;
-    r = gb_broadcast(c->gloo, buf, count * es, root, c->last_error,
-                     sizeof(c->last_error));
-    return r ? comm_fail(c, r, "%s", c->last_error) : 0;
+    if (count * es <= COMM_SMALL_BYTES) {
+        if (count)
+            memcpy(buf, comm_slot_data(slots, root), count * es);
+    } else if ((r = gb_broadcast(c->gloo, buf, count * es, root, c->last_error,
+                                 sizeof(c->last_error))) != 0) {
+        r = comm_fail(c, r, "%s", c->last_error);
+    }
+    free(slots);
+    return r;
 }
 
 int
 coll_allgather(coll_comm *c, const void *send, void *recv, size_t count,
                coll_dtype dt)
 {
-    size_t es = coll_dtype_size(dt);
+    size_t es = coll_dtype_size(dt), bytes = count * es;
+    char *slots;
     int r;
 
     if ((r = comm_usable(c)) != 0)
@@ -169,15 +185,22 @@ coll_allgather(coll_comm *c, const void *send, void *recv, size_t count,
         return comm_fail(c, COLL_EINVAL, "allgather: bad type or buffer");
     if (c->size == 1) {
         if (count && send != recv)
-            memmove(recv, send, count * es);
+            memmove(recv, send, bytes);
         return 0;
     }
-    if ((r = comm_agree(c, "allgather", (int64_t)count, dt, 0)) != 0 ||
-        count == 0)
+    if ((r = comm_exchange(c, "allgather", (int64_t)count, dt, 0, send, bytes,
+                           &slots)) != 0)
         return r;
-    r = gb_allgather(c->gloo, send, recv, count * es, c->last_error,
-                     sizeof(c->last_error));
-    return r ? comm_fail(c, r, "%s", c->last_error) : 0;
+    if (bytes <= COMM_SMALL_BYTES) {
+        /* send may lie inside recv: the slots hold copies */
+        for (int i = 0; bytes && i < c->size; i++)
+            memcpy((char *)recv + bytes * i, comm_slot_data(slots, i), bytes);
+    } else if ((r = gb_allgather(c->gloo, send, recv, bytes, c->last_error,
+                                 sizeof(c->last_error))) != 0) {
+        r = comm_fail(c, r, "%s", c->last_error);
+    }
+    free(slots);
+    return r;
 }
 
 int

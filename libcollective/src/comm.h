@@ -57,12 +57,18 @@ int comm_hier_wanted(const coll_comm *c);
 int comm_hier_allreduce(coll_comm *c, void *buf, size_t count, coll_dtype dt,
                         coll_op op);
 
-/* allreduce's first step (small_allreduce.c): checks that every rank passed
- * the same count, type and op, and for buffers up to 4 KiB does the
- * allreduce (not avg's scaling) too. 1: done; 0: agreed, reduce the
- * buffer; < 0: error. */
-int comm_allreduce_small(coll_comm *c, void *buf, size_t count, coll_dtype dt,
-                         coll_op op);
+/* The first step of allreduce, broadcast and allgather (exchange.c): one
+ * allgather of a fixed-size slot per rank with its arguments (a, b, d)
+ * and, up to COMM_SMALL_BYTES, its data. 0 with *slots (malloc'd, the
+ * caller frees it; rank i's data at comm_slot_data(*slots, i)) when every
+ * rank passed the same arguments; COLL_EMISMATCH on every rank if not. */
+#define COMM_SMALL_BYTES 4096
+int comm_exchange(coll_comm *c, const char *what, int64_t a, int64_t b,
+                  int64_t d, const void *data, size_t bytes, char **slots);
+const char *comm_slot_data(const char *slots, int rank);
+/* acc = acc op x, elementwise, for every type (op is not avg). */
+void comm_reduce_into(void *acc, const void *x, size_t n, coll_dtype dt,
+                      coll_op op);
 
 /* 0, or COLL_EINVAL for NULL, or COLL_EDEAD after a transport failure. */
 int comm_usable(coll_comm *c);
