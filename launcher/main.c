@@ -14,6 +14,7 @@
 #endif
 #include "rendezvous.h"
 #include "settings.h"
+#include "sibling.h"
 #include "worker_env.h"
 
 extern char **environ;
@@ -38,14 +39,12 @@ print_plan(const settings *s, FILE *f)
 static int
 exec_sibling(const char *name, char **argv)
 {
-    char self[4096], path[4200];
-    ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+    char path[4200];
 
-    if (n <= 0)
+    if (sibling_path(name, path, sizeof(path)) != 0) {
+        fprintf(stderr, "hvdrun: cannot find '%s' beside hvdrun\n", name);
         return HVD_EXIT_LAUNCH;
-    self[n] = '\0';
-    snprintf(path, sizeof(path), "%.*s/%s", (int)(strrchr(self, '/') - self),
-             self, name);
+    }
     argv[0] = path;
     execv(path, argv);
     fprintf(stderr, "hvdrun: cannot run '%s': %s\n", path, strerror(errno));

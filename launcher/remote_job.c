@@ -18,6 +18,7 @@
 #include "known_hosts.h"
 #include "local_host.h"
 #include "output.h"
+#include "sibling.h"
 
 #define LINE_LIMIT 65536
 
@@ -604,20 +605,16 @@ shell_quote(const char *s, char *out, size_t size)
 static int
 setup(job *j)
 {
-    char self[PATH_MAX], quoted[PATH_MAX + 16], sibling[PATH_MAX + 16];
+    char quoted[PATH_MAX + 16], hvdrun[PATH_MAX + 16];
     const char *remote = cfg_job_get(&j->s->job, CFG_OPT_REMOTE_HVDRUN);
     struct passwd *pw = getpwuid(getuid());
-    ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
     sigset_t set;
 
-    if (n <= 0)
+    /* this program is hvdrun-ssh; the hosts run the hvdrun beside it */
+    if (sibling_path("hvdrun-agent", j->agent_path, sizeof(j->agent_path)) ||
+        sibling_path("hvdrun", hvdrun, sizeof(hvdrun)))
         return -1;
-    self[n] = '\0';
-    /* this program is hvdrun-ssh; the hosts run hvdrun beside it */
-    *strrchr(self, '/') = '\0';
-    snprintf(j->agent_path, sizeof(j->agent_path), "%s/hvdrun-agent", self);
-    snprintf(sibling, sizeof(sibling), "%s/hvdrun", self);
-    shell_quote(remote ? remote : sibling, quoted, sizeof(quoted));
+    shell_quote(remote ? remote : hvdrun, quoted, sizeof(quoted));
     snprintf(j->command, sizeof(j->command), "exec %s --agent%s", quoted,
              j->spec->check_only ? " --check" : "");
     snprintf(j->user, sizeof(j->user), "%s",

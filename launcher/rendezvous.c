@@ -3,7 +3,6 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <libgen.h>
 #include <poll.h>
 #include <limits.h>
 #include <signal.h>
@@ -16,19 +15,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "sibling.h"
+
 /* hvdd beside this hvdrun (build tree and install alike), else PATH. */
 static void
 hvdd_path(char *out, size_t size)
 {
-    char self[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-
-    if (n > 0) {
-        self[n] = '\0';
-        snprintf(out, size, "%s/hvdd", dirname(self));
-        if (access(out, X_OK) == 0)
-            return;
-    }
+    if (sibling_path("hvdd", out, size) == 0 && access(out, X_OK) == 0)
+        return;
     snprintf(out, size, "hvdd");
 }
 
