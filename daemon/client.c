@@ -9,6 +9,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "mono_clock.h"
+
 struct hvdd_client {
     CURL *curl; /* reused: keeps the connection alive */
     char base[300];
@@ -28,15 +30,6 @@ static void
 curl_setup(void)
 {
     curl_global_init(CURL_GLOBAL_DEFAULT);
-}
-
-static double
-now(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
 static int
@@ -149,7 +142,7 @@ exchange(hvdd_client *c, const char *method, const char *url, const void *body,
          size_t len, long timeout_ms, long *status, buf *out)
 {
     struct curl_slist *hdr = curl_slist_append(NULL, "Expect:");
-    double end = now() + c->deadline;
+    double end = mono_now() + c->deadline;
     long delay_ms = 10;
     CURLcode rc;
 
@@ -171,7 +164,7 @@ exchange(hvdd_client *c, const char *method, const char *url, const void *body,
             curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, status);
             break;
         }
-        if (!retryable(rc) || now() + delay_ms / 1000.0 > end) {
+        if (!retryable(rc) || mono_now() + delay_ms / 1000.0 > end) {
             curl_slist_free_all(hdr);
             return fail(c,
                         rc == CURLE_OPERATION_TIMEDOUT ? HVDD_ETIMEOUT

@@ -14,6 +14,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "mono_clock.h"
+
 #include "hmap.h"
 
 /* One request's state, kept across the handler's calls and across waits. */
@@ -49,15 +51,6 @@ struct hvdd_server {
     int abort_told;
 };
 
-static double
-now(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 /* Lets go of a held request; MHD calls the handler again for it. */
 static void
 release_held(hvdd_server *s, conn *c)
@@ -89,7 +82,7 @@ hold(hvdd_server *s, conn *c, const char *event, int wait_ms)
     conn *head;
 
     c->waiting = 1;
-    c->deadline = now() + wait_ms / 1000.0;
+    c->deadline = mono_now() + wait_ms / 1000.0;
     snprintf(c->event, sizeof(c->event), "%s", event);
     c->prev = NULL;
     c->next = s->held;
@@ -151,7 +144,7 @@ timer_main(void *arg)
             pthread_mutex_unlock(&s->mu);
             return NULL;
         }
-        double t = now();
+        double t = mono_now();
         for (conn *c = s->held, *next; c; c = next) {
             next = c->next;
             if (c->deadline <= t) {
@@ -298,7 +291,7 @@ handler(void *cls, struct MHD_Connection *mc, const char *url,
         .peer = peer,
         .deadline_passed = c->deadline_passed,
         .conn_state = &c->conn_state,
-        .now = now(),
+        .now = mono_now(),
     };
     pthread_mutex_lock(&s->mu);
     if (s->stopping) {

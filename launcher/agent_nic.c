@@ -17,6 +17,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "mono_clock.h"
+
 #include "cfg_util.h"
 #include "quiet_thread.h"
 
@@ -29,15 +31,6 @@ typedef struct responder {
     volatile int stop;
     pthread_t thread;
 } responder;
-
-static double
-now(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 static void
 answer(responder *r, int fd)
@@ -205,7 +198,7 @@ probe(const char *addr, int port, char *id, size_t size)
 {
     char nonce[33], msg[40], buf[160], *sp;
     int fd = connect_bounded(addr, port), n, got = 0;
-    double end = now() + PROBE_TIMEOUT_MS / 1000.0;
+    double end = mono_now() + PROBE_TIMEOUT_MS / 1000.0;
 
     id[0] = '\0';
     if (fd < 0)
@@ -213,7 +206,7 @@ probe(const char *addr, int port, char *id, size_t size)
     random_hex(nonce, 16);
     n = snprintf(msg, sizeof(msg), "%s\n", nonce);
     if (write(fd, msg, (size_t)n) == n)
-        while (got < (int)sizeof(buf) - 1 && now() < end) {
+        while (got < (int)sizeof(buf) - 1 && mono_now() < end) {
             struct pollfd p = {fd, POLLIN, 0};
             ssize_t r;
             if (poll(&p, 1, PROBE_TIMEOUT_MS) != 1 ||
@@ -241,7 +234,7 @@ post_until(hvdd_client *c, const char *what, json_t *body, double end,
 
     do {
         r = hvdd_client_post(c, what, json_incref(body), 60000, answer);
-    } while (r == HVDD_ETIMEOUT && now() < end);
+    } while (r == HVDD_ETIMEOUT && mono_now() < end);
     json_decref(body);
     return r;
 }
@@ -315,7 +308,7 @@ master_port(hvdd_client *c, const agent_job *j, double end, int *port)
     }
     do {
         r = hvdd_client_get(c, "hvdrun", "master_port", 30000, &v, &len);
-    } while (r == HVDD_ENOTFOUND && now() < end);
+    } while (r == HVDD_ENOTFOUND && mono_now() < end);
     if (r == 0) {
         long p = 0;
         if (cfg_parse_long(v, 1, 65535, &p) != 0)
@@ -358,7 +351,7 @@ agent_nic_choose(hvdd_client *c, const agent_job *j, agent_net *out, char *err,
                  size_t size)
 {
     responder rsp;
-    double end = now() + (j->start_timeout > 0 ? j->start_timeout : 30);
+    double end = mono_now() + (j->start_timeout > 0 ? j->start_timeout : 30);
     int r;
 
     memset(out, 0, sizeof(*out));

@@ -11,6 +11,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "mono_clock.h"
+
 #include "exit_codes.h"
 #include "guard.h"
 #include "output.h"
@@ -46,15 +48,6 @@ typedef struct run {
     char aborted[600]; /* why hvdd stopped the job, or "" */
 } run;
 
-static double
-now(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 /* Worker i runs this rank of the plan. */
 static int
 rank_of(const run *r, int i)
@@ -84,7 +77,7 @@ begin_stop(run *r)
     if (r->stopping)
         return;
     r->stopping = 1;
-    r->kill_at = now() + r->spec->kill_grace;
+    r->kill_at = mono_now() + r->spec->kill_grace;
     signal_groups(r, SIGTERM);
 }
 
@@ -317,7 +310,7 @@ poll_timeout(run *r)
         t = r->start_deadline;
     if (t < 0)
         return -1;
-    d = (t - now()) * 1000;
+    d = (t - mono_now()) * 1000;
     return d < 0 ? 0 : (int)d + 1;
 }
 
@@ -343,7 +336,7 @@ check_start(run *r)
         r->start_deadline = 0;
         return;
     }
-    if (now() < r->start_deadline)
+    if (mono_now() < r->start_deadline)
         return;
     r->start_deadline = 0;
     r->start_failed = 1;
@@ -368,10 +361,11 @@ check_timers(run *r)
      * stop their process groups as a failure would. */
     if (r->unreaped == 0 && !r->stopping && open_fds(r) > 0)
         begin_stop(r);
-    if (r->stopping == 1 && now() >= r->kill_at) {
+    if (r->stopping == 1 && mono_now() >= r->kill_at) {
         kill_now(r);
-        r->kill_at = now() + r->spec->kill_grace;
-    } else if (r->stopping == 2 && r->unreaped == 0 && now() >= r->kill_at) {
+        r->kill_at = mono_now() + r->spec->kill_grace;
+    } else if (r->stopping == 2 && r->unreaped == 0 &&
+               mono_now() >= r->kill_at) {
         /* Escaped the groups (setsid): stop waiting for their output. */
         for (int i = 0; i < r->n; i++) {
             close_fd(&r->w[i].sp.out_fd);
@@ -530,7 +524,7 @@ local_job_run(const local_job_spec *spec)
         out_stream_init(&r.w[i].streams[0], rank_of(&r, i), 0, 0, -1);
         out_stream_init(&r.w[i].streams[1], rank_of(&r, i), 1, 0, -1);
     }
-    r.start_deadline = now() + spec->start_timeout;
+    r.start_deadline = mono_now() + spec->start_timeout;
     if (start_workers(&r) != 0) {
         r.start_failed = 1;
         begin_stop(&r);

@@ -12,6 +12,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "mono_clock.h"
+
 #include "agent_job.h"
 #include "agent_link.h"
 #include "exit_codes.h"
@@ -59,15 +61,6 @@ typedef struct job {
     char agent_path[PATH_MAX + 16]; /* this host's agent binary */
 } job;
 
-static double
-now(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 /* Sends a control line to every agent that runs. */
 static void
 tell_all(job *j, const char *line)
@@ -86,7 +79,7 @@ stop_all(job *j, const char *why)
         return;
     j->stopping = 1;
     j->stop_deadline =
-        now() + cfg_job_double(&j->s->job, CFG_OPT_KILL_GRACE, 3) + 5;
+        mono_now() + cfg_job_double(&j->s->job, CFG_OPT_KILL_GRACE, 3) + 5;
     snprintf(line, sizeof(line), "abort %s\n", why);
     tell_all(j, line);
 }
@@ -472,7 +465,7 @@ wait_io(job *j)
 static void
 check_deadlines(job *j)
 {
-    double t = now();
+    double t = mono_now();
 
     if (!j->go_sent && !j->start_failed && t > j->start_deadline) {
         fprintf(stderr,
@@ -679,7 +672,7 @@ remote_job_run(const remote_job_spec *spec)
     for (int i = 0; i < j.n; i++)
         j.h[i].name = spec->s->hosts.hosts[i].name;
     j.start_deadline =
-        now() + cfg_job_double(&spec->s->job, CFG_OPT_START_TIMEOUT, 30);
+        mono_now() + cfg_job_double(&spec->s->job, CFG_OPT_START_TIMEOUT, 30);
     loop(&j);
     code = report(&j);
     release(&j);

@@ -8,16 +8,9 @@
 
 #include <collective.h>
 
+#include "mono_clock.h"
+
 #include "resnet50.h"
-
-static double
-now(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 int
 main(int argc, char **argv)
@@ -44,7 +37,7 @@ main(int argc, char **argv)
     }
     for (int s = -1; s < steps; s++) { /* one warm-up step */
         if (s == 0)
-            t0 = now();
+            t0 = mono_now();
         for (int i = n - 1; i >= 0; i--) { /* backprop order: last first */
             char name[16];
             snprintf(name, sizeof(name), "g%d", i);
@@ -56,15 +49,15 @@ main(int argc, char **argv)
             if (coll_wait(req[i]) != 0)
                 goto fail;
     }
-    fused = (now() - t0) / steps * 1e3;
+    fused = (mono_now() - t0) / steps * 1e3;
     coll_barrier(c);
-    t0 = now();
+    t0 = mono_now();
     for (int s = 0; s < steps; s++)
         for (int i = n - 1; i >= 0; i--)
             if (coll_allreduce(c, grad[i], grad[i], sizes[i], COLL_DT_F32,
                                COLL_OP_AVG) != 0)
                 goto fail;
-    blocking = (now() - t0) / steps * 1e3;
+    blocking = (mono_now() - t0) / steps * 1e3;
     if (coll_rank(c) == 0)
         printf("libcollective, %d ranks, %d tensors, %zu floats: fused async "
                "%.1f ms/step, %d blocking calls %.1f ms/step\n",
