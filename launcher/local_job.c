@@ -15,6 +15,7 @@
 
 #include "exit_codes.h"
 #include "guard.h"
+#include "job_signals.h"
 #include "output.h"
 #include "spawn.h"
 
@@ -91,22 +92,7 @@ kill_now(run *r)
 static int
 setup_signals(run *r)
 {
-    sigset_t set;
-
-    sigemptyset(&set);
-    sigaddset(&set, SIGCHLD);
-    sigaddset(&set, SIGINT);
-    sigaddset(&set, SIGTERM);
-    sigaddset(&set, SIGHUP);
-    if (sigprocmask(SIG_BLOCK, &set, &r->old_mask) != 0)
-        return -1;
-    /* A shell starts background jobs with SIGINT ignored, and an ignored
-     * signal never reaches a signalfd: take them back. */
-    signal(SIGINT, SIG_DFL);
-    signal(SIGTERM, SIG_DFL);
-    signal(SIGHUP, SIG_DFL);
-    signal(SIGPIPE, SIG_IGN);
-    r->sigfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+    r->sigfd = job_signals_open(&r->old_mask);
     return r->sigfd < 0 ? -1 : 0;
 }
 

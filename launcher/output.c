@@ -53,8 +53,8 @@ out_sink_release(out_sink *s)
     s->cap = 0;
 }
 
-static void
-sink_add(out_sink *s, const char *p, size_t n)
+void
+out_sink_add(out_sink *s, const char *p, size_t n)
 {
     if (n == 0)
         return;
@@ -89,9 +89,9 @@ sink_prefix(const out_stream *st, out_sink *s)
         n = strftime(ts, sizeof(ts), "%Y-%m-%d %H:%M:%S", &tm);
         n += snprintf(ts + n, sizeof(ts) - n, ".%03ld ",
                       (long)tv.tv_usec / 1000);
-        sink_add(s, ts, n);
+        out_sink_add(s, ts, n);
     }
-    sink_add(s, st->tag, strlen(st->tag));
+    out_sink_add(s, st->tag, strlen(st->tag));
 }
 
 void
@@ -129,8 +129,8 @@ static void
 emit(out_stream *s, const char *p, size_t n, out_sink *sink)
 {
     sink_prefix(s, sink);
-    sink_add(sink, s->line, s->len);
-    sink_add(sink, p, n);
+    out_sink_add(sink, s->line, s->len);
+    out_sink_add(sink, p, n);
     s->len = 0;
 }
 
@@ -161,7 +161,7 @@ out_stream_feed(out_stream *s, const char *data, size_t n, out_sink *sink)
         s->file_fd = -1;
     keep_tail(s, data, n);
     if (n > 0 && s->after_cr && p[0] == '\n') {
-        sink_add(sink, "\n", 1); /* the '\n' of a "\r\n" split by a read */
+        out_sink_add(sink, "\n", 1); /* the '\n' of a "\r\n" split by a read */
         p++;
     }
     s->after_cr = 0;
@@ -172,7 +172,7 @@ out_stream_feed(out_stream *s, const char *data, size_t n, out_sink *sink)
         if (q == end) {
             if (s->len + (end - p) > MAX_LINE || hold(s, p, end - p) != 0) {
                 emit(s, p, end - p, sink);
-                sink_add(sink, "\n", 1);
+                out_sink_add(sink, "\n", 1);
             }
             return;
         }

@@ -28,6 +28,8 @@ typedef struct out_stream {
 } out_stream;
 
 void out_sink_init(out_sink *s, int fd);
+/* Buffers n bytes (written at once when memory runs out). */
+void out_sink_add(out_sink *s, const char *p, size_t n);
 /* Writes everything buffered; blocks while the reader is slow. */
 void out_sink_flush(out_sink *s);
 void out_sink_release(out_sink *s);

@@ -17,6 +17,7 @@
 #include "agent_job.h"
 #include "agent_link.h"
 #include "exit_codes.h"
+#include "job_signals.h"
 #include "known_hosts.h"
 #include "local_host.h"
 #include "output.h"
@@ -137,17 +138,8 @@ emit_line(job *j, host_run *h, int stream, char *line, size_t len)
     }
     if (sink->broken)
         return;
-    while (sink->len + len + 1 > sink->cap) {
-        size_t cap = sink->cap ? sink->cap * 2 : 65536;
-        char *p = realloc(sink->buf, cap);
-        if (p == NULL)
-            return;
-        sink->buf = p;
-        sink->cap = cap;
-    }
-    memcpy(sink->buf + sink->len, line, len);
-    sink->buf[sink->len + len] = '\n';
-    sink->len += len + 1;
+    out_sink_add(sink, line, len);
+    out_sink_add(sink, "\n", 1);
 }
 
 /* The agents send whole tagged lines; SSH may cut them anywhere. */
@@ -601,7 +593,6 @@ setup(job *j)
     char quoted[PATH_MAX + 16], hvdrun[PATH_MAX + 16];
     const char *remote = cfg_job_get(&j->s->job, CFG_OPT_REMOTE_HVDRUN);
     struct passwd *pw = getpwuid(getuid());
-    sigset_t set;
 
     /* this program is hvdrun-ssh; the hosts run the hvdrun beside it */
     if (sibling_path("hvdrun-agent", j->agent_path, sizeof(j->agent_path)) ||
@@ -617,18 +608,7 @@ setup(job *j)
     known_hosts_default(j->known_hosts, sizeof(j->known_hosts));
     j->accept_new = cfg_job_flag(&j->s->job, CFG_OPT_SSH_ACCEPT_NEW) ||
                     known_hosts_config_accepts_new();
-    sigemptyset(&set);
-    sigaddset(&set, SIGCHLD);
-    sigaddset(&set, SIGINT);
-    sigaddset(&set, SIGTERM);
-    sigaddset(&set, SIGHUP);
-    if (sigprocmask(SIG_BLOCK, &set, &j->old_mask) != 0)
-        return -1;
-    signal(SIGINT, SIG_DFL);
-    signal(SIGTERM, SIG_DFL);
-    signal(SIGHUP, SIG_DFL);
-    signal(SIGPIPE, SIG_IGN);
-    j->sigfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+    j->sigfd = job_signals_open(&j->old_mask);
     return j->sigfd < 0 || libssh2_init(0) != 0 ? -1 : 0;
 }
 
