@@ -21,7 +21,6 @@ typedef struct agent_link {
     int code;
     char *pending; /* bytes for its stdin not yet written */
     size_t pending_len;
-    int want_eof; /* close its stdin once pending is written */
 } agent_link;
 
 /* Starts the launch host's agent: argv with the launcher's environment. */

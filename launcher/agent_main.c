@@ -4,6 +4,7 @@
  * workers are stopped. */
 #include <errno.h>
 #include <poll.h>
+#include <stdarg.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,16 +53,26 @@ read_line(char **buf, size_t *len)
     }
 }
 
-/* One control line to the launcher. */
+/* One control line to the launcher: AGENT_CONTROL, then the text. */
+static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
 static void
-say(const char *fmt, const char *a, const char *b)
+say(const char *fmt, ...)
 {
     char line[1200];
-    int n = snprintf(line, sizeof(line), AGENT_CONTROL "%s", "");
+    size_t pre = strlen(AGENT_CONTROL), room = sizeof(line) - pre - 1;
+    va_list ap;
+    int n;
 
-    n += snprintf(line + n, sizeof(line) - n, fmt, a, b);
-    if (n >= (int)sizeof(line) - 1)
-        n = (int)sizeof(line) - 2;
+    memcpy(line, AGENT_CONTROL, pre);
+    va_start(ap, fmt);
+    n = vsnprintf(line + pre, room, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        n = 0;
+    if ((size_t)n >= room) /* cut: the line still ends */
+        n = (int)room - 1;
+    n += (int)pre;
     line[n++] = '\n';
     if (write(STDOUT_FILENO, line, (size_t)n) != n)
         exit(HVD_EXIT_LAUNCH); /* the launcher is gone */
@@ -190,7 +201,7 @@ read_job(agent_job *j, char **buf, size_t *len)
     int r = line ? agent_job_decode(line, j, err, sizeof(err)) : -1;
 
     if (r != 0)
-        say("error job: %s%s", line ? err : "no job on stdin", "");
+        say("error job: %s", line ? err : "no job on stdin");
     free(line);
     return r;
 }
