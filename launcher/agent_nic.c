@@ -20,6 +20,7 @@
 #include "mono_clock.h"
 
 #include "cfg_util.h"
+#include "local_host.h"
 #include "quiet_thread.h"
 
 #define PROBE_TIMEOUT_MS 1000
@@ -277,22 +278,6 @@ copy_str(json_t *o, const char *name, char *out, size_t size)
     return 0;
 }
 
-/* A TCP port free on this host a moment ago. */
-static int
-free_port(void)
-{
-    struct sockaddr_in a = {.sin_family = AF_INET};
-    socklen_t len = sizeof(a);
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), port = 0;
-
-    if (fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0 &&
-        getsockname(fd, (struct sockaddr *)&a, &len) == 0)
-        port = ntohs(a.sin_port);
-    if (fd >= 0)
-        close(fd);
-    return port;
-}
-
 /* Rank 0's host picks MASTER_PORT and publishes it in hvdd's store. */
 static int
 master_port(hvdd_client *c, const agent_job *j, double end, int *port)
@@ -302,7 +287,7 @@ master_port(hvdd_client *c, const agent_job *j, double end, int *port)
     int r;
 
     if (j->plan.slots[0].host == j->host) {
-        *port = free_port();
+        *port = free_local_port();
         snprintf(text, sizeof(text), "%d", *port);
         return hvdd_client_put(c, "hvdrun", "master_port", text, strlen(text));
     }

@@ -81,7 +81,7 @@ free_local_port(void)
 
     if (fd < 0)
         return 0;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    /* every address: MASTER_ADDR need not be loopback */
     if (bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0 &&
         getsockname(fd, (struct sockaddr *)&a, &len) == 0)
         port = ntohs(a.sin_port);

@@ -16,7 +16,8 @@ int host_is_local(const char *name);
 int local_interface(const char *wanted, char *iface, size_t ifsize, char *addr,
                     size_t addrsize);
 
-/* A TCP port that was free on 127.0.0.1 a moment ago, or 0. */
+/* A TCP port that was free on every address of this host a moment ago
+ * (MASTER_PORT), or 0. */
 int free_local_port(void);
 
 #endif
