@@ -39,28 +39,6 @@ comm_usable(coll_comm *c)
     return 0;
 }
 
-/* Every rank must pass the same arguments: Gloo aborts the process on a
- * count mismatch. One small allreduce of (v, -v) under MAX tells each
- * rank whether all agree. */
-int
-comm_agree(coll_comm *c, const char *what, int64_t a, int64_t b, int64_t d)
-{
-    int64_t v[6] = {a, b, d, -a, -b, -d}, want[3] = {a, b, d};
-    int r;
-
-    r = gb_allreduce(c->gloo, v, 6, COLL_DT_I64, COLL_OP_MAX, c->last_error,
-                     sizeof(c->last_error));
-    if (r != 0)
-        return comm_fail(c, r, "%s", c->last_error);
-    for (int i = 0; i < 3; i++)
-        if (v[i] != want[i] || -v[i + 3] != want[i])
-            return comm_fail(c, COLL_EMISMATCH,
-                             "%s: ranks disagree on count, type or root "
-                             "(this rank: %lld, %lld, %lld)",
-                             what, (long long)a, (long long)b, (long long)d);
-    return 0;
-}
-
 void
 comm_scale_avg(void *buf, size_t count, coll_dtype dt, int size)
 {

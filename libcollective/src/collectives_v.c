@@ -154,8 +154,11 @@ coll_alltoallv(coll_comm *c, const void *send, const size_t *send_counts,
             memmove(recv, send, send_counts[0] * es);
         return 0;
     }
-    if ((r = comm_agree(c, "alltoallv", dt, 0, 0)) != 0 ||
-        (r = check_pairs(c, send_counts, recv_counts)) != 0)
+    char *slots;
+    if ((r = comm_exchange(c, "alltoallv", dt, 0, 0, NULL, 0, &slots)) != 0)
+        return r;
+    free(slots);
+    if ((r = check_pairs(c, send_counts, recv_counts)) != 0)
         return r;
     if ((sb = malloc(sizeof(int64_t) * 2 * (size_t)c->size)) == NULL)
         return comm_fail(c, COLL_ENOMEM, "out of memory");

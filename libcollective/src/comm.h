@@ -57,7 +57,7 @@ int comm_hier_wanted(const coll_comm *c);
 int comm_hier_allreduce(coll_comm *c, void *buf, size_t count, coll_dtype dt,
                         coll_op op);
 
-/* The first step of allreduce, broadcast and allgather (exchange.c): one
+/* The first step of the blocking collectives (exchange.c): one
  * allgather of a fixed-size slot per rank with its arguments (a, b, d)
  * and, up to COMM_SMALL_BYTES, its data. 0 with *slots (malloc'd, the
  * caller frees it; rank i's data at comm_slot_data(*slots, i)) when every
@@ -72,8 +72,6 @@ void comm_reduce_into(void *acc, const void *x, size_t n, coll_dtype dt,
 
 /* 0, or COLL_EINVAL for NULL, or COLL_EDEAD after a transport failure. */
 int comm_usable(coll_comm *c);
-/* Checks that every rank passed the same (a, b, d); COLL_EMISMATCH if not. */
-int comm_agree(coll_comm *c, const char *what, int64_t a, int64_t b, int64_t d);
 
 extern _Thread_local char coll_init_detail[512];
 

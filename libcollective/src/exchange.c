@@ -1,9 +1,10 @@
-/* The first step of allreduce, broadcast and allgather: one allgather of a
- * fixed-size slot per rank, holding the rank's arguments and, when they
- * fit in COMM_SMALL_BYTES, its data. The ranks thus always issue the same
- * Gloo operation whatever counts they were given (Gloo aborts the process
- * on a count mismatch), every rank sees every rank's arguments, and a
- * small operation is over in this one round trip instead of two. */
+/* The first step of every blocking collective but the barrier: one
+ * allgather of a fixed-size slot per rank, holding the rank's arguments
+ * and, when they fit in COMM_SMALL_BYTES, its data. The ranks thus always
+ * issue the same Gloo operation whatever counts they were given (Gloo
+ * aborts the process on a count mismatch), every rank sees every rank's
+ * arguments, and a small operation is over in this one round trip instead
+ * of two. */
 #include <stdlib.h>
 #include <string.h>
 
