@@ -34,15 +34,22 @@ hvd() {
 # Number of live processes whose command line has the marker.
 leftovers() { pgrep -f "$MARK" | wc -l; }
 
-# wait_gone SECONDS: waits until no marked process is left.
-wait_gone() {
-    local i
-    for ((i = 0; i < $1 * 10; i++)); do
-        [ "$(leftovers)" -eq 0 ] && return 0
+# within SECONDS COMMAND...: runs COMMAND every 0.1 s until it succeeds
+# (0) or SECONDS (a whole number) have passed (1).
+within() {
+    local secs=$1 i
+    shift
+    for ((i = 0; i < secs * 10; i++)); do
+        "$@" && return 0
         sleep 0.1
     done
     return 1
 }
+
+no_leftovers() { [ "$(leftovers)" -eq 0 ]; }
+
+# wait_gone SECONDS: waits until no marked process is left.
+wait_gone() { within "$1" no_leftovers; }
 
 # start_hvdd ARGS...: a standalone hvdd on 127.0.0.1 with a token file
 # $TMP/token; sets HVDD_PID and PORT, and stops it on exit.

@@ -43,13 +43,25 @@ lab_leftovers() {
     done
     echo "$n"
 }
-lab_clean_within() { # SECONDS
-    local t
-    for ((t = 0; t < $1 * 10; t++)); do
-        [ "$(lab_leftovers)" -eq 0 ] && return 0
-        sleep 0.1
-    done
-    return 1
+lab_clean() { [ "$(lab_leftovers)" -eq 0 ]; }
+lab_clean_within() { within "$1" lab_clean; } # SECONDS
+
+# start_job HVDRUN-ARGS...: a 6-rank job in the background whose ranks say
+# "up" and sleep; $pid is hvdrun's (not under timeout(1): a signal must
+# reach hvdrun itself). Returns once all are up, or after 10 s.
+all_up() { [ "$(grep -c ':up$' "$TMP/out")" -eq 6 ]; }
+start_job() {
+    "$HVDRUN" -H "$H" "$@" sh -c "echo up; exec sleep 60 # $MARK" \
+        >"$TMP/out" 2>"$TMP/err" &
+    pid=$!
+    within 10 all_up
+}
+# end_job: waits (at most 20 s, then kills) for hvdrun; its status in $RC.
+job_over() { ! kill -0 "$pid" 2>/dev/null; }
+end_job() {
+    within 20 job_over || kill -KILL "$pid" 2>/dev/null
+    wait "$pid"
+    RC=$?
 }
 
 # --- identity and network ---
@@ -111,18 +123,10 @@ check "remote failure: no process left on any host" lab_clean_within 10
 
 # --- SIGINT and SIGKILL of hvdrun mid-job ---
 for sig in INT KILL; do
-    # not under timeout(1): the signal must reach hvdrun itself
-    "$HVDRUN" -H "$H" sh -c "echo up; exec sleep 60 # $MARK" \
-        >"$TMP/out" 2>"$TMP/err" &
-    pid=$!
-    for ((t = 0; t < 100; t++)); do
-        [ "$(grep -c ':up$' "$TMP/out")" -eq 6 ] && break
-        sleep 0.1
-    done
-    check "SIG$sig: every rank started" [ "$(grep -c ':up$' "$TMP/out")" -eq 6 ]
+    start_job
+    check "SIG$sig: every rank started" all_up
     kill -"$sig" "$pid"
-    wait "$pid"
-    RC=$?
+    end_job
     if [ "$sig" = INT ]; then
         check "SIGINT: exit 130" [ "$RC" -eq 130 ]
     fi
@@ -130,24 +134,12 @@ for sig in INT KILL; do
 done
 
 # --- a hung agent: hvdd misses its heartbeats and stops the job ---
-"$HVDRUN" -H "$H" --heartbeat-timeout 1.5 --kill-grace 1 \
-    sh -c "echo up; exec sleep 60 # $MARK" >"$TMP/out" 2>"$TMP/err" &
-pid=$!
-for ((t = 0; t < 100; t++)); do
-    [ "$(grep -c ':up$' "$TMP/out")" -eq 6 ] && break
-    sleep 0.1
-done
+start_job --heartbeat-timeout 1.5 --kill-grace 1
 agent=$(ip netns pids "${LAB}h2" | xargs -r ps -o pid=,comm= -p |
     awk '$2 == "hvdrun-agent" {print $1}')
 check "hung agent: found the agent of host 2" [ -n "$agent" ]
 kill -STOP $agent
-for ((t = 0; t < 200; t++)); do
-    kill -0 $pid 2>/dev/null || break
-    sleep 0.1
-done
-kill -KILL $pid 2>/dev/null
-wait $pid
-RC=$?
+end_job
 kill -CONT $agent
 check "hung agent: hvdrun exits 70" [ "$RC" -eq 70 ]
 check "hung agent: names the host" \
@@ -155,24 +147,13 @@ check "hung agent: names the host" \
 check "hung agent: no process left once it resumes" lab_clean_within 10
 
 # --- a killed agent: its workers die with it, the job stops ---
-"$HVDRUN" -H "$H" sh -c "echo up; exec sleep 60 # $MARK" >"$TMP/out" 2>"$TMP/err" &
-pid=$!
-for ((t = 0; t < 100; t++)); do
-    [ "$(grep -c ':up$' "$TMP/out")" -eq 6 ] && break
-    sleep 0.1
-done
+start_job
 # the agent, not its guard (a child also called hvdrun-agent)
 agent=$(ip netns pids "${LAB}h3" | xargs -r ps -o pid=,ppid=,comm= -p |
     awk '$3 == "hvdrun-agent" {pid[$1] = $2} END {
         for (p in pid) if (!(pid[p] in pid)) print p }')
 kill -KILL $agent
-for ((t = 0; t < 200; t++)); do
-    kill -0 $pid 2>/dev/null || break
-    sleep 0.1
-done
-kill -KILL $pid 2>/dev/null
-wait $pid
-RC=$?
+end_job
 check "killed agent: hvdrun exits 137" [ "$RC" -eq 137 ]
 check "killed agent: names its host" grep -q "job failed on ${ADDR[2]}" "$TMP/err"
 check "killed agent: no process left" lab_clean_within 10
