@@ -14,9 +14,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "mono_clock.h"
-
 #include "hmap.h"
+#include "mono_clock.h"
 
 /* One request's state, kept across the handler's calls and across waits. */
 typedef struct conn {

@@ -17,10 +17,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "mono_clock.h"
-
 #include "cfg_util.h"
 #include "local_host.h"
+#include "mono_clock.h"
 #include "quiet_thread.h"
 
 #define PROBE_TIMEOUT_MS 1000

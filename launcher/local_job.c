@@ -11,11 +11,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "mono_clock.h"
-
 #include "exit_codes.h"
 #include "guard.h"
 #include "job_signals.h"
+#include "mono_clock.h"
 #include "output.h"
 #include "spawn.h"
 

@@ -12,14 +12,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "mono_clock.h"
-
 #include "agent_job.h"
 #include "agent_link.h"
 #include "exit_codes.h"
 #include "job_signals.h"
 #include "known_hosts.h"
 #include "local_host.h"
+#include "mono_clock.h"
 #include "output.h"
 #include "sibling.h"
 
@@ -49,7 +48,7 @@ typedef struct job {
     out_sink sinks[2];
     int sigfd, events_fd;
     sigset_t old_mask;
-    int go_sent, stopping, kill_sent;
+    int go_sent, stopping;
     double start_deadline, stop_deadline;
     int failed;       /* the host whose agent failed first, or -1 */
     int start_failed; /* a host failed before "go" */
@@ -93,11 +92,15 @@ drop(host_run *h)
     h->over = 1;
 }
 
+/* Keeps a host's first failure, "step: reason"; step NULL when why names
+ * its step already (the agent's own errors). Before "go", any failure
+ * stops the start everywhere. */
 static void
 host_error(job *j, host_run *h, const char *step, const char *why)
 {
     if (h->error[0] == '\0')
-        snprintf(h->error, sizeof(h->error), "%s: %s", step, why);
+        snprintf(h->error, sizeof(h->error), "%s%s%s", step ? step : "",
+                 step ? ": " : "", why);
     if (!j->go_sent)
         j->start_failed = 1;
 }
@@ -117,11 +120,7 @@ on_control(job *j, host_run *h, char *msg)
     } else if (strncmp(msg, "error ", 6) == 0) {
         char *colon = strstr(msg + 6, ": ");
         /* "HOST: step: reason": the agent names its step */
-        if (h->error[0] == '\0')
-            snprintf(h->error, sizeof(h->error), "%s",
-                     colon ? colon + 2 : msg + 6);
-        if (!j->go_sent)
-            j->start_failed = 1;
+        host_error(j, h, NULL, colon ? colon + 2 : msg + 6);
     }
 }
 
@@ -383,7 +382,6 @@ on_signals(job *j)
             if (!j->interrupted)
                 j->interrupted = (int)si.ssi_signo;
             tell_all(j, "kill\n");
-            j->kill_sent = 1;
             continue;
         }
         j->interrupted = (int)si.ssi_signo;

@@ -9,7 +9,6 @@
 #include <collective.h>
 
 #include "mono_clock.h"
-
 #include "resnet50.h"
 
 int
