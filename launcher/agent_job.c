@@ -92,16 +92,17 @@ decode_hosts(json_t *list, agent_job *j, char *err, size_t size)
 }
 
 static int
-decode_strings(json_t *a, agent_job *j)
+decode_argv(json_t *a, agent_job *j)
 {
-    size_t i, n = json_array_size(a);
-    json_t *v;
+    size_t n = json_array_size(a);
 
     j->argv = calloc(n + 1, sizeof(char *));
     if (j->argv == NULL || n == 0)
         return -1;
-    json_array_foreach(a, i, v) if ((j->argv[i] = (char *)json_string_value(
-                                         v)) == NULL) return -1;
+    for (size_t i = 0; i < n; i++)
+        if ((j->argv[i] = (char *)json_string_value(json_array_get(a, i))) ==
+            NULL)
+            return -1;
     return 0;
 }
 
@@ -109,8 +110,7 @@ int
 agent_job_decode(const char *line, agent_job *j, char *err, size_t size)
 {
     json_error_t je;
-    json_t *hosts = NULL, *argv = NULL, *env = NULL, *v;
-    size_t i;
+    json_t *hosts = NULL, *argv = NULL, *env = NULL;
 
     memset(j, 0, sizeof(*j));
     j->root = json_loads(line, 0, &je);
@@ -131,16 +131,17 @@ agent_job_decode(const char *line, agent_job *j, char *err, size_t size)
         snprintf(err, size, "the job message lacks a field: %s", je.text);
         return -1;
     }
-    if (decode_strings(argv, j) != 0) {
+    if (decode_argv(argv, j) != 0) {
         snprintf(err, size, "the job message has no command");
         return -1;
     }
-    json_array_foreach(env, i,
-                       v) if (!json_is_string(v) ||
-                              envlist_put(&j->base, json_string_value(v)) != 0)
-    {
-        snprintf(err, size, "bad environment entry %zu", i);
-        return -1;
+    for (size_t i = 0; i < json_array_size(env); i++) {
+        json_t *v = json_array_get(env, i);
+        if (!json_is_string(v) ||
+            envlist_put(&j->base, json_string_value(v)) != 0) {
+            snprintf(err, size, "bad environment entry %zu", i);
+            return -1;
+        }
     }
     return decode_hosts(hosts, j, err, size);
 }
