@@ -6,6 +6,7 @@
 
 #include "collective.h"
 #include "comm.h"
+#include "device.h"
 #include "halfprec.h"
 
 size_t
@@ -101,6 +102,13 @@ coll_allreduce(coll_comm *c, const void *send, void *recv, size_t count,
     if (es == 0 || op < COLL_OP_SUM || op > COLL_OP_PROD ||
         (count && (send == NULL || recv == NULL)))
         return comm_fail(c, COLL_EINVAL, "allreduce: bad type, op or buffer");
+    if (dev_pointer(send) || dev_pointer(recv))
+        return dev_collective(c, &(dev_op){.kind = DEV_ALLREDUCE,
+                                           .send = send,
+                                           .recv = recv,
+                                           .count = count,
+                                           .dt = dt,
+                                           .op = op});
     if (send != recv && count)
         memmove(recv, send, count * es);
     if (c->size == 1)
@@ -133,6 +141,12 @@ coll_broadcast(coll_comm *c, void *buf, size_t count, coll_dtype dt, int root)
         return r;
     if (es == 0 || root < 0 || root >= c->size || (count && buf == NULL))
         return comm_fail(c, COLL_EINVAL, "broadcast: bad type, root or buffer");
+    if (dev_pointer(buf))
+        return dev_collective(c, &(dev_op){.kind = DEV_BROADCAST,
+                                           .recv = buf,
+                                           .count = count,
+                                           .dt = dt,
+                                           .root = root});
     if (c->size == 1)
         return 0;
     if ((r = comm_exchange(c, "broadcast", (int64_t)count, dt, root, buf,
@@ -161,6 +175,12 @@ coll_allgather(coll_comm *c, const void *send, void *recv, size_t count,
         return r;
     if (es == 0 || (count && (send == NULL || recv == NULL)))
         return comm_fail(c, COLL_EINVAL, "allgather: bad type or buffer");
+    if (dev_pointer(send) || dev_pointer(recv))
+        return dev_collective(c, &(dev_op){.kind = DEV_ALLGATHER,
+                                           .send = send,
+                                           .recv = recv,
+                                           .count = count,
+                                           .dt = dt});
     if (c->size == 1) {
         if (count && send != recv)
             memmove(recv, send, bytes);
@@ -205,6 +225,10 @@ coll_allreduce_fp16(coll_comm *c, const float *send, float *recv, size_t count,
         return r;
     if (count && (send == NULL || recv == NULL))
         return comm_fail(c, COLL_EINVAL, "allreduce_fp16: missing buffer");
+    if (dev_pointer(send) || dev_pointer(recv))
+        return comm_fail(c, COLL_ENOTSUP,
+                         "allreduce_fp16: GPU buffers are not compressed "
+                         "(NCCL reduces f32 on the GPU): use allreduce");
     if ((wire = malloc(count * sizeof(*wire) + 1)) == NULL)
         return comm_fail(c, COLL_ENOMEM, "out of memory");
     for (size_t i = 0; i < count; i++)

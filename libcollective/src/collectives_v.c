@@ -5,10 +5,10 @@
 
 #include "collective.h"
 #include "comm.h"
+#include "device.h"
 
-/* A digest of a counts array, so that ranks can agree on all of it. */
-static int64_t
-digest(const size_t *counts, int n)
+int64_t
+comm_digest(const size_t *counts, int n)
 {
     uint64_t h = 1469598103934665603ULL;
 
@@ -30,6 +30,13 @@ coll_allgatherv(coll_comm *c, const void *send, size_t count, void *recv,
     if (es == 0 || counts == NULL || counts[c->rank] != count)
         return comm_fail(c, COLL_EINVAL,
                          "allgatherv: bad type, or count != counts[rank]");
+    if (dev_pointer(send) || dev_pointer(recv))
+        return dev_collective(c, &(dev_op){.kind = DEV_ALLGATHERV,
+                                           .send = send,
+                                           .recv = recv,
+                                           .count = count,
+                                           .counts = counts,
+                                           .dt = dt});
     for (int i = 0; i < c->size; i++)
         total += counts[i];
     if (total && (recv == NULL || (count && send == NULL)))
@@ -46,7 +53,7 @@ coll_allgatherv(coll_comm *c, const void *send, size_t count, void *recv,
     for (int i = 0; i < c->size; i++)
         small &= counts[i] * es <= COMM_SMALL_BYTES;
     if ((r = comm_exchange(c, "allgatherv", (int64_t)total, dt,
-                           digest(counts, c->size), send, count * es,
+                           comm_digest(counts, c->size), send, count * es,
                            &slots)) != 0)
         return r;
     if (small || total == 0) {
@@ -80,6 +87,12 @@ coll_alltoall(coll_comm *c, const void *send, void *recv, size_t count,
         return r;
     if (es == 0 || (count && (send == NULL || recv == NULL)))
         return comm_fail(c, COLL_EINVAL, "alltoall: bad type or buffer");
+    if (dev_pointer(send) || dev_pointer(recv))
+        return dev_collective(c, &(dev_op){.kind = DEV_ALLTOALL,
+                                           .send = send,
+                                           .recv = recv,
+                                           .count = count,
+                                           .dt = dt});
     if (c->size == 1) {
         if (count && send != recv)
             memmove(recv, send, count * es);
@@ -104,8 +117,9 @@ coll_alltoall(coll_comm *c, const void *send, void *recv, size_t count,
 
 /* Each rank's recv_counts[r] must be rank r's send_counts[rank]: one
  * alltoall of the send counts shows every rank what it will get. */
-static int
-check_pairs(coll_comm *c, const size_t *send_counts, const size_t *recv_counts)
+int
+comm_check_pairs(coll_comm *c, const size_t *send_counts,
+                 const size_t *recv_counts)
 {
     int64_t *mine = malloc(sizeof(int64_t) * 2 * (size_t)c->size);
     int64_t *theirs = mine ? mine + c->size : NULL;
@@ -147,6 +161,13 @@ coll_alltoallv(coll_comm *c, const void *send, const size_t *send_counts,
         return r;
     if (es == 0 || send_counts == NULL || recv_counts == NULL)
         return comm_fail(c, COLL_EINVAL, "alltoallv: bad type or counts");
+    if (dev_pointer(send) || dev_pointer(recv))
+        return dev_collective(c, &(dev_op){.kind = DEV_ALLTOALLV,
+                                           .send = send,
+                                           .recv = recv,
+                                           .counts = send_counts,
+                                           .rcounts = recv_counts,
+                                           .dt = dt});
     if (c->size == 1) {
         if (send_counts[0] != recv_counts[0])
             return comm_fail(c, COLL_EMISMATCH, "alltoallv: counts differ");
@@ -158,7 +179,7 @@ coll_alltoallv(coll_comm *c, const void *send, const size_t *send_counts,
     if ((r = comm_exchange(c, "alltoallv", dt, 0, 0, NULL, 0, &slots)) != 0)
         return r;
     free(slots);
-    if ((r = check_pairs(c, send_counts, recv_counts)) != 0)
+    if ((r = comm_check_pairs(c, send_counts, recv_counts)) != 0)
         return r;
     if ((sb = malloc(sizeof(int64_t) * 2 * (size_t)c->size)) == NULL)
         return comm_fail(c, COLL_ENOMEM, "out of memory");
@@ -184,6 +205,13 @@ coll_reducescatter(coll_comm *c, const void *send, void *recv, size_t count,
         return r;
     if (es == 0 || (count && (send == NULL || recv == NULL)))
         return comm_fail(c, COLL_EINVAL, "reducescatter: bad type or buffer");
+    if (dev_pointer(send) || dev_pointer(recv))
+        return dev_collective(c, &(dev_op){.kind = DEV_REDUCESCATTER,
+                                           .send = send,
+                                           .recv = recv,
+                                           .count = count,
+                                           .dt = dt,
+                                           .op = op});
     block = count / (size_t)c->size;
     start = block * (size_t)c->rank + ((size_t)c->rank < count % (size_t)c->size
                                            ? (size_t)c->rank

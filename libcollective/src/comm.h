@@ -21,6 +21,7 @@ struct coll_comm {
     int dead;                    /* a transport failure broke the comm */
     struct fusion *fusion;       /* the async thread, once started */
     struct heartbeat *heartbeat; /* the heartbeat thread, if asked for */
+    struct dev_comm *dev;        /* NCCL, at the first device buffer */
     int registered;              /* hvdd knows this rank */
     char last_error[512];
 };
@@ -35,6 +36,9 @@ int comm_fail(coll_comm *c, int code, const char *fmt, ...)
 int comm_connect(coll_comm *c);
 void comm_disconnect(coll_comm *c);
 
+/* A client of the job's hvdd from the environment hvdrun set, or NULL
+ * (out of memory, or no rendezvous address). */
+hvdd_client *comm_new_client(void);
 /* A fresh key prefix for a new Gloo context (the same on every rank). */
 void comm_prefix(char *out, size_t size);
 /* HOROVOD_GLOO_IFACE and the timeout, as coll_init read them. */
@@ -66,6 +70,12 @@ int comm_hier_allreduce(coll_comm *c, void *buf, size_t count, coll_dtype dt,
 int comm_exchange(coll_comm *c, const char *what, int64_t a, int64_t b,
                   int64_t d, const void *data, size_t bytes, char **slots);
 const char *comm_slot_data(const char *slots, int rank);
+/* A digest of a counts array, so that ranks can agree on all of it. */
+int64_t comm_digest(const size_t *counts, int n);
+/* alltoallv: each rank's recv_counts[r] must be rank r's
+ * send_counts[rank]; COLL_EMISMATCH on every rank if not. */
+int comm_check_pairs(coll_comm *c, const size_t *send_counts,
+                     const size_t *recv_counts);
 /* acc = acc op x, elementwise, for every type (op is not avg). */
 void comm_reduce_into(void *acc, const void *x, size_t n, coll_dtype dt,
                       coll_op op);

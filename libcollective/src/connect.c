@@ -6,6 +6,7 @@
 
 #include "collective.h"
 #include "comm.h"
+#include "device.h"
 #include "fusion.h"
 
 /* Each context needs its own key prefix, the same on every rank: ranks
@@ -61,6 +62,18 @@ comm_timeout_ms(void)
     return (int)(env_long("HOROVOD_GLOO_TIMEOUT_SECONDS", 30) * 1000);
 }
 
+hvdd_client *
+comm_new_client(void)
+{
+    const char *addr = getenv("HOROVOD_GLOO_RENDEZVOUS_ADDR");
+    long port = env_long("HOROVOD_GLOO_RENDEZVOUS_PORT", 0);
+
+    if (addr == NULL || port <= 0)
+        return NULL;
+    return hvdd_client_new(addr, (int)port, getenv("HVDD_TOKEN"),
+                           comm_timeout_ms() / 1000.0);
+}
+
 int
 comm_connect(coll_comm *c)
 {
@@ -81,9 +94,7 @@ comm_connect(coll_comm *c)
         return comm_fail(c, COLL_EIDENTITY,
                          "HOROVOD_GLOO_IFACE is not set: the network to use "
                          "is unknown");
-    c->client = hvdd_client_new(addr, (int)port, getenv("HVDD_TOKEN"),
-                                timeout_ms / 1000.0);
-    if (c->client == NULL)
+    if ((c->client = comm_new_client()) == NULL)
         return comm_fail(c, COLL_ENOMEM, "out of memory");
     comm_prefix(prefix, sizeof(prefix));
     snprintf(c->prefix, sizeof(c->prefix), "%s", prefix);
@@ -98,6 +109,8 @@ void
 comm_disconnect(coll_comm *c)
 {
     comm_fusion_stop(c);
+    dev_comm_free(c->dev);
+    c->dev = NULL;
     comm_unregister(c);
     gb_free(c->local_gloo);
     gb_free(c->cross_gloo);

@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "comm.h"
+#include "device.h"
 
 #define MAX_PER_CYCLE 4096
 
@@ -66,7 +67,9 @@ snapshot(fusion *f, coll_request **mine, entry *out, int *stopping)
     int i = n;
     for (coll_request *q = f->pending; q && i > 0; q = q->next) {
         mine[--i] = q;
-        out[i] = (entry){(int64_t)q->id, (int64_t)q->count, q->dt, q->op};
+        /* ranks that disagree on where the buffer lives disagree on dt */
+        out[i] = (entry){(int64_t)q->id, (int64_t)q->count,
+                         q->dt + (q->on_device ? DEV_ON_DEVICE : 0), q->op};
     }
     *stopping = f->stopping;
     pthread_mutex_unlock(&f->mu);
@@ -143,6 +146,12 @@ run_group(fusion *f, coll_request **g, int ng, char *err, size_t errlen)
     char *buf;
     int r;
 
+    if (g[0]->on_device) {
+        if (f->kv == NULL && (f->kv = comm_new_client()) == NULL)
+            return COLL_ENOMEM;
+        return dev_fused_allreduce(&f->dev, f->kv, f->dev_key, f->rank, f->size,
+                                   g, ng, f->threshold, err, errlen);
+    }
     if (ng == 1) {
         coll_request *q = g[0];
         if (q->send != q->recv && q->count)
@@ -213,8 +222,9 @@ run_ready(fusion *f, entry *const *lists, const int *n, const entry *ids,
             continue;
         }
         b = q->count * coll_dtype_size(q->dt);
-        if (ng && (group[0]->dt != q->dt || group[0]->op != q->op ||
-                   bytes + b > f->threshold)) {
+        if (ng &&
+            (group[0]->dt != q->dt || group[0]->op != q->op ||
+             group[0]->on_device != q->on_device || bytes + b > f->threshold)) {
             if (run_and_finish(f, group, ng) != 0)
                 return -1;
             ng = 0;
@@ -306,6 +316,7 @@ start(coll_comm *c)
     f->size = c->size;
     f->cycle_ms = env_double("HOROVOD_CYCLE_TIME", 1);
     f->threshold = (size_t)env_double("HOROVOD_FUSION_THRESHOLD", 64 << 20);
+    snprintf(f->dev_key, sizeof(f->dev_key), "%s-fusion", c->prefix);
     if (f->threshold < 1024)
         f->threshold = 1024;
     /* per-cycle scratch, allocated once: the thread cycles every ms */
@@ -347,6 +358,8 @@ comm_fusion_stop(coll_comm *c)
     f->stopping = 1;
     pthread_mutex_unlock(&f->mu);
     pthread_join(f->thread, NULL);
+    dev_comm_free(f->dev);
+    hvdd_client_free(f->kv);
     gb_free(f->gloo);
     free(f->buffer);
     free(f->hdrs);
@@ -383,6 +396,7 @@ coll_allreduce_async(coll_comm *c, const char *name, const void *send,
                         .op = op};
     snprintf(q->name, sizeof(q->name), "%s", name);
     q->comm = c;
+    q->on_device = dev_pointer(send) || dev_pointer(recv);
     if (c->size == 1) { /* nothing to agree on */
         q->result = coll_allreduce(c, send, recv, count, dt, op);
         q->done = 1;

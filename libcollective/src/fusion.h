@@ -22,6 +22,7 @@ struct coll_request {
     size_t count;
     coll_dtype dt;
     coll_op op;
+    int on_device; /* GPU buffers: NCCL, fused in a device buffer */
     int done;
     int result;
     char error[256];
@@ -35,6 +36,9 @@ typedef struct fusion {
     int stopping; /* this rank wants to stop; the thread stops when all do */
     int stopped;
     gloo_ctx *gloo;
+    struct dev_comm *dev; /* NCCL, at the first device group */
+    hvdd_client *kv;      /* the thread's own, for NCCL's unique id */
+    char dev_key[48];     /* where that id goes in hvdd's store */
     coll_request *pending;
     double cycle_ms;
     size_t threshold; /* fusion buffer bytes */

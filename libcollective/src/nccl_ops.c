@@ -1,0 +1,360 @@
+/* The collectives on GPU buffers: the ranks agree on the arguments over
+ * Gloo (as for host buffers; NCCL would hang or read out of bounds on a
+ * mismatch), then NCCL moves the data on the comm's stream and the call
+ * waits for it. Built only with CUDA and NCCL. */
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "comm.h"
+#include "fusion.h"
+#include "nccl_comm.h"
+
+static int gpus;
+static pthread_once_t gpus_once = PTHREAD_ONCE_INIT;
+
+/* Without a GPU (or a driver) cudaGetDeviceCount fails and leaves the
+ * count alone: then no pointer is ever a device pointer. */
+static void
+count_gpus(void)
+{
+    int n = 0;
+
+    if (cudaGetDeviceCount(&n) != cudaSuccess)
+        n = 0;
+    cudaGetLastError();
+    gpus = n;
+}
+
+int
+dev_pointer(const void *p)
+{
+    pthread_once(&gpus_once, count_gpus);
+    return gpus > 0 && nc_buffer_device(p) >= 0;
+}
+
+static ncclDataType_t
+nccl_type(coll_dtype dt)
+{
+    switch (dt) {
+    case COLL_DT_U8:
+        return ncclUint8;
+    case COLL_DT_I8:
+        return ncclInt8;
+    case COLL_DT_I32:
+        return ncclInt32;
+    case COLL_DT_I64:
+        return ncclInt64;
+    case COLL_DT_F16:
+        return ncclFloat16;
+    case COLL_DT_BF16:
+        return ncclBfloat16;
+    case COLL_DT_F64:
+        return ncclFloat64;
+    default:
+        return ncclFloat32;
+    }
+}
+
+/* NCCL's avg divides integers after the sum, as the host path does;
+ * floats it scales before (the same up to rounding). */
+static ncclRedOp_t
+nccl_op(coll_op op)
+{
+    switch (op) {
+    case COLL_OP_AVG:
+        return ncclAvg;
+    case COLL_OP_MIN:
+        return ncclMin;
+    case COLL_OP_MAX:
+        return ncclMax;
+    case COLL_OP_PROD:
+        return ncclProd;
+    default:
+        return ncclSum;
+    }
+}
+
+static const char *const kind_names[] = {
+    [DEV_ALLREDUCE] = "allreduce",        [DEV_BROADCAST] = "broadcast",
+    [DEV_ALLGATHER] = "allgather",        [DEV_ALLGATHERV] = "allgatherv",
+    [DEV_ALLTOALL] = "alltoall",          [DEV_ALLTOALLV] = "alltoallv",
+    [DEV_REDUCESCATTER] = "reducescatter"};
+
+/* Both buffers on the same GPU (a missing send is the in-place
+ * broadcast); the GPU, or a code. */
+static int
+buffers_device(coll_comm *c, const dev_op *o, const char *what)
+{
+    int rd = nc_buffer_device(o->recv);
+    /* in place, or nothing to send */
+    int sd = o->kind == DEV_BROADCAST || (o->send == NULL && o->count == 0)
+                 ? rd
+                 : nc_buffer_device(o->send);
+
+    if (rd < 0 || sd != rd)
+        return comm_fail(c, COLL_EINVAL,
+                         "%s: send and recv must be on the same GPU (send on "
+                         "%d, recv on %d; -1 is host memory)",
+                         what, sd, rd);
+    if (c->dev && c->dev->device != rd)
+        return comm_fail(c, COLL_EINVAL,
+                         "%s: buffer on GPU %d, but this comm's NCCL "
+                         "communicator is on GPU %d",
+                         what, rd, c->dev->device);
+    return rd;
+}
+
+/* The same check as the host path makes, with the type marked as on the
+ * device: a rank with host buffers and one with device buffers disagree. */
+static int
+agree(coll_comm *c, const dev_op *o, const char *what)
+{
+    int64_t a = (int64_t)o->count, d = 0, dt = o->dt + DEV_ON_DEVICE;
+    char *slots;
+    int r;
+
+    if (c->size == 1)
+        return o->kind == DEV_ALLTOALLV && o->counts[0] != o->rcounts[0]
+                   ? comm_fail(c, COLL_EMISMATCH, "alltoallv: counts differ")
+                   : 0;
+    switch (o->kind) {
+    case DEV_ALLREDUCE:
+    case DEV_REDUCESCATTER:
+        d = o->op;
+        break;
+    case DEV_BROADCAST:
+        d = o->root;
+        break;
+    case DEV_ALLGATHERV:
+        a = 0;
+        for (int i = 0; i < c->size; i++)
+            a += (int64_t)o->counts[i];
+        d = comm_digest(o->counts, c->size);
+        break;
+    default:
+        break;
+    }
+    if (o->kind == DEV_ALLTOALLV)
+        a = 0;
+    if ((r = comm_exchange(c, what, a, dt, d, NULL, 0, &slots)) != 0)
+        return r;
+    free(slots);
+    return o->kind == DEV_ALLTOALLV ? comm_check_pairs(c, o->counts, o->rcounts)
+                                    : 0;
+}
+
+/* Rank r's block of a reducescatter: count / size elements, one more for
+ * the first count % size ranks. */
+static size_t
+block_start(size_t count, int size, int r, size_t *len)
+{
+    size_t base = count / (size_t)size, extra = count % (size_t)size;
+
+    *len = base + ((size_t)r < extra);
+    return base * (size_t)r + ((size_t)r < extra ? (size_t)r : extra);
+}
+
+/* Point-to-point rounds in one group: alltoall (counts NULL) and
+ * alltoallv. */
+static ncclResult_t
+exchange_blocks(dev_comm *d, const dev_op *o, size_t es)
+{
+    ncclDataType_t t = nccl_type(o->dt);
+    size_t soff = 0, roff = 0;
+    ncclResult_t r = ncclGroupStart();
+
+    for (int p = 0; r == ncclSuccess && p < d->size; p++) {
+        size_t sn = o->counts ? o->counts[p] : o->count;
+        size_t rn = o->rcounts ? o->rcounts[p] : o->count;
+        if (sn)
+            r = ncclSend((const char *)o->send + soff * es, sn, t, p, d->nccl,
+                         d->stream);
+        if (r == ncclSuccess && rn)
+            r = ncclRecv((char *)o->recv + roff * es, rn, t, p, d->nccl,
+                         d->stream);
+        soff += sn;
+        roff += rn;
+    }
+    ncclResult_t end = ncclGroupEnd();
+    return r != ncclSuccess ? r : end;
+}
+
+/* Every rank's part, from its own root, in one group. */
+static ncclResult_t
+gather_parts(dev_comm *d, const dev_op *o, size_t es)
+{
+    ncclDataType_t t = nccl_type(o->dt);
+    size_t off = 0;
+    ncclResult_t r = ncclGroupStart();
+
+    for (int p = 0; r == ncclSuccess && p < d->size; off += o->counts[p++])
+        if (o->counts[p])
+            r = ncclBroadcast(p == d->rank ? o->send
+                                           : (char *)o->recv + off * es,
+                              (char *)o->recv + off * es, o->counts[p], t, p,
+                              d->nccl, d->stream);
+    ncclResult_t end = ncclGroupEnd();
+    return r != ncclSuccess ? r : end;
+}
+
+/* Uneven blocks: one reduce per block to its owner, in one group. */
+static ncclResult_t
+reduce_blocks(dev_comm *d, const dev_op *o, size_t es)
+{
+    ncclDataType_t t = nccl_type(o->dt);
+    ncclResult_t r = ncclGroupStart();
+    size_t len;
+
+    for (int p = 0; r == ncclSuccess && p < d->size; p++) {
+        size_t start = block_start(o->count, d->size, p, &len);
+        if (len)
+            r = ncclReduce((const char *)o->send + start * es, o->recv, len, t,
+                           nccl_op(o->op), p, d->nccl, d->stream);
+    }
+    ncclResult_t end = ncclGroupEnd();
+    return r != ncclSuccess ? r : end;
+}
+
+static ncclResult_t
+enqueue(dev_comm *d, const dev_op *o)
+{
+    size_t es = coll_dtype_size(o->dt);
+    ncclDataType_t t = nccl_type(o->dt);
+
+    switch (o->kind) {
+    case DEV_ALLREDUCE:
+        return o->count ? ncclAllReduce(o->send, o->recv, o->count, t,
+                                        nccl_op(o->op), d->nccl, d->stream)
+                        : ncclSuccess;
+    case DEV_BROADCAST:
+        return o->count ? ncclBroadcast(o->recv, o->recv, o->count, t, o->root,
+                                        d->nccl, d->stream)
+                        : ncclSuccess;
+    case DEV_ALLGATHER:
+        return o->count ? ncclAllGather(o->send, o->recv, o->count, t, d->nccl,
+                                        d->stream)
+                        : ncclSuccess;
+    case DEV_ALLGATHERV:
+        return gather_parts(d, o, es);
+    case DEV_ALLTOALL:
+    case DEV_ALLTOALLV:
+        return exchange_blocks(d, o, es);
+    case DEV_REDUCESCATTER:
+        if (o->count % (size_t)d->size == 0)
+            return o->count
+                       ? ncclReduceScatter(o->send, o->recv,
+                                           o->count / (size_t)d->size, t,
+                                           nccl_op(o->op), d->nccl, d->stream)
+                       : ncclSuccess;
+        return reduce_blocks(d, o, es);
+    }
+    return ncclInvalidArgument;
+}
+
+int
+dev_collective(coll_comm *c, const dev_op *o)
+{
+    const char *what = kind_names[o->kind];
+    char key[64];
+    int device, prev, r;
+
+    if ((device = buffers_device(c, o, what)) < 0)
+        return device;
+    if ((r = agree(c, o, what)) != 0)
+        return r;
+    snprintf(key, sizeof(key), "%s-blocking", c->prefix);
+    if (c->dev == NULL &&
+        (r = nc_open(&c->dev, c->client, key, c->rank, c->size, device,
+                     comm_timeout_ms(), c->last_error,
+                     sizeof(c->last_error))) != 0)
+        return comm_fail(c, r, "%s", c->last_error);
+    if (c->dev->aborted)
+        return comm_fail(c, COLL_EDEAD,
+                         "%s: the NCCL communicator failed "
+                         "earlier",
+                         what);
+    if ((r = nc_enter(c->dev, &prev, c->last_error, sizeof(c->last_error))) !=
+        0)
+        return comm_fail(c, r, "%s", c->last_error);
+    r = nc_issued(c->dev, enqueue(c->dev, o), what, c->last_error,
+                  sizeof(c->last_error));
+    if (r == 0)
+        r = nc_wait(c->dev, what, c->last_error, sizeof(c->last_error));
+    nc_leave(prev);
+    return r ? comm_fail(c, r, "%s", c->last_error) : 0;
+}
+
+/* Packs the group into the device fusion buffer (grown to threshold at
+ * most), reduces it in place, unpacks: all queued on one stream. */
+static ncclResult_t
+fused(dev_comm *d, coll_request **g, int ng, size_t threshold)
+{
+    size_t es = coll_dtype_size(g[0]->dt), total = 0, off = 0;
+    ncclDataType_t t = nccl_type(g[0]->dt);
+    ncclResult_t r;
+
+    if (ng == 1)
+        return g[0]->count
+                   ? ncclAllReduce(g[0]->send, g[0]->recv, g[0]->count, t,
+                                   nccl_op(g[0]->op), d->nccl, d->stream)
+                   : ncclSuccess;
+    for (int i = 0; i < ng; i++)
+        total += g[i]->count * es;
+    if (d->fusion_bytes < total) {
+        size_t want = total > threshold ? total : threshold;
+        cudaFree(d->fusion);
+        d->fusion_bytes = 0;
+        if (cudaMalloc(&d->fusion, want) != cudaSuccess)
+            return ncclSystemError;
+        d->fusion_bytes = want;
+    }
+    char *buf = d->fusion;
+    for (int i = 0; i < ng; off += g[i++]->count * es)
+        if (cudaMemcpyAsync(buf + off, g[i]->send, g[i]->count * es,
+                            cudaMemcpyDeviceToDevice, d->stream) != cudaSuccess)
+            return ncclUnhandledCudaError;
+    r = ncclAllReduce(buf, buf, total / es, t, nccl_op(g[0]->op), d->nccl,
+                      d->stream);
+    off = 0;
+    for (int i = 0; r == ncclSuccess && i < ng; off += g[i++]->count * es)
+        if (cudaMemcpyAsync(g[i]->recv, buf + off, g[i]->count * es,
+                            cudaMemcpyDeviceToDevice, d->stream) != cudaSuccess)
+            return ncclUnhandledCudaError;
+    return r;
+}
+
+int
+dev_fused_allreduce(dev_comm **dc, hvdd_client *kv, const char *key, int rank,
+                    int size, coll_request **g, int ng, size_t threshold,
+                    char *err, size_t errlen)
+{
+    int device = nc_buffer_device(g[0]->recv), prev, r;
+
+    for (int i = 0; i < ng; i++)
+        if (nc_buffer_device(g[i]->send) != device ||
+            nc_buffer_device(g[i]->recv) != device) {
+            snprintf(err, errlen,
+                     "allreduce_async: '%s': buffers on different GPUs",
+                     g[i]->name);
+            return COLL_EINVAL;
+        }
+    if (*dc == NULL && (r = nc_open(dc, kv, key, rank, size, device,
+                                    comm_timeout_ms(), err, errlen)) != 0)
+        return r;
+    if ((*dc)->aborted) {
+        snprintf(err, errlen,
+                 "the fusion thread's NCCL communicator failed "
+                 "earlier");
+        return COLL_EDEAD;
+    }
+    if ((r = nc_enter(*dc, &prev, err, errlen)) != 0)
+        return r;
+    r = nc_issued(*dc, fused(*dc, g, ng, threshold), "allreduce_async", err,
+                  errlen);
+    if (r == 0)
+        r = nc_wait(*dc, "allreduce_async", err, errlen);
+    nc_leave(prev);
+    return r;
+}
