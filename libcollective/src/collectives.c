@@ -40,40 +40,6 @@ comm_usable(coll_comm *c)
     return 0;
 }
 
-void
-comm_scale_avg(void *buf, size_t count, coll_dtype dt, int size)
-{
-    uint16_t *h = buf;
-
-    for (size_t i = 0; i < count; i++) {
-        switch (dt) {
-        case COLL_DT_F16:
-            h[i] = coll_f32_to_f16(coll_f16_to_f32(h[i]) / (float)size);
-            break;
-        case COLL_DT_BF16:
-            h[i] = coll_f32_to_bf16(coll_bf16_to_f32(h[i]) / (float)size);
-            break;
-        case COLL_DT_F32:
-            ((float *)buf)[i] /= (float)size;
-            break;
-        case COLL_DT_F64:
-            ((double *)buf)[i] /= size;
-            break;
-        case COLL_DT_I32:
-            ((int32_t *)buf)[i] /= size;
-            break;
-        case COLL_DT_I64:
-            ((int64_t *)buf)[i] /= size;
-            break;
-        case COLL_DT_I8:
-            ((int8_t *)buf)[i] = (int8_t)(((int8_t *)buf)[i] / size);
-            break;
-        default:
-            ((uint8_t *)buf)[i] = (uint8_t)(((uint8_t *)buf)[i] / size);
-        }
-    }
-}
-
 /* A buffer the ranks agreed on, over 4 KiB: in two levels when asked
  * (hierarchical.c), else one Gloo ring allreduce. op is not avg. */
 static int

@@ -9,7 +9,6 @@
 #include <string.h>
 
 #include "comm.h"
-#include "halfprec.h"
 
 typedef struct slot_header {
     int64_t a, b, d;
@@ -61,69 +60,4 @@ comm_exchange(coll_comm *c, const char *what, int64_t a, int64_t b, int64_t d,
     }
     *slots = all;
     return 0;
-}
-
-#define REDUCE_AS(T, acc, x, n, op)                                            \
-    do {                                                                       \
-        T *a_ = (T *)(acc);                                                    \
-        const T *b_ = (const T *)(x);                                          \
-        for (size_t i_ = 0; i_ < (n); i_++)                                    \
-            a_[i_] = (op) == COLL_OP_MIN ? (b_[i_] < a_[i_] ? b_[i_] : a_[i_]) \
-                     : (op) == COLL_OP_MAX                                     \
-                         ? (b_[i_] > a_[i_] ? b_[i_] : a_[i_])                 \
-                     : (op) == COLL_OP_PROD ? (T)(a_[i_] * b_[i_])             \
-                                            : (T)(a_[i_] + b_[i_]);            \
-    } while (0)
-
-static float
-half_op(float a, float b, coll_op op)
-{
-    switch (op) {
-    case COLL_OP_MIN:
-        return b < a ? b : a;
-    case COLL_OP_MAX:
-        return b > a ? b : a;
-    case COLL_OP_PROD:
-        return a * b;
-    default:
-        return a + b;
-    }
-}
-
-void
-comm_reduce_into(void *acc, const void *x, size_t n, coll_dtype dt, coll_op op)
-{
-    uint16_t *h = acc;
-    const uint16_t *g = x;
-
-    switch (dt) {
-    case COLL_DT_U8:
-        REDUCE_AS(uint8_t, acc, x, n, op);
-        break;
-    case COLL_DT_I8:
-        REDUCE_AS(int8_t, acc, x, n, op);
-        break;
-    case COLL_DT_I32:
-        REDUCE_AS(int32_t, acc, x, n, op);
-        break;
-    case COLL_DT_I64:
-        REDUCE_AS(int64_t, acc, x, n, op);
-        break;
-    case COLL_DT_F32:
-        REDUCE_AS(float, acc, x, n, op);
-        break;
-    case COLL_DT_F64:
-        REDUCE_AS(double, acc, x, n, op);
-        break;
-    case COLL_DT_F16:
-        for (size_t i = 0; i < n; i++)
-            h[i] = coll_f32_to_f16(
-                half_op(coll_f16_to_f32(h[i]), coll_f16_to_f32(g[i]), op));
-        break;
-    case COLL_DT_BF16:
-        for (size_t i = 0; i < n; i++)
-            h[i] = coll_f32_to_bf16(
-                half_op(coll_bf16_to_f32(h[i]), coll_bf16_to_f32(g[i]), op));
-        break;
-    }
 }

@@ -1,0 +1,130 @@
+/* The element loops of libcollective's own reductions: the small-buffer
+ * allreduce (comm_reduce_into) and avg's division (comm_scale_avg), which
+ * runs over every byte of a large or fused allreduce. Type and op are
+ * chosen outside the loops, so that each loop is one plain operation the
+ * compiler can vectorise (this file is built with -O3). */
+#include <stdint.h>
+
+#include "comm.h"
+#include "halfprec.h"
+
+#define EACH(T, buf, n, EXPR)                                                  \
+    do {                                                                       \
+        T *p_ = (T *)(buf);                                                    \
+        for (size_t i_ = 0; i_ < (n); i_++) {                                  \
+            T u = p_[i_];                                                      \
+            p_[i_] = (T)(EXPR);                                                \
+        }                                                                      \
+    } while (0)
+
+void
+comm_scale_avg(void *buf, size_t count, coll_dtype dt, int size)
+{
+    uint16_t *h = buf;
+
+    switch (dt) {
+    case COLL_DT_F16:
+        for (size_t i = 0; i < count; i++)
+            h[i] = coll_f32_to_f16(coll_f16_to_f32(h[i]) / (float)size);
+        break;
+    case COLL_DT_BF16:
+        for (size_t i = 0; i < count; i++)
+            h[i] = coll_f32_to_bf16(coll_bf16_to_f32(h[i]) / (float)size);
+        break;
+    case COLL_DT_F32:
+        EACH(float, buf, count, u / (float)size);
+        break;
+    case COLL_DT_F64:
+        EACH(double, buf, count, u / (double)size);
+        break;
+    case COLL_DT_I32:
+        EACH(int32_t, buf, count, u / size);
+        break;
+    case COLL_DT_I64:
+        EACH(int64_t, buf, count, u / size);
+        break;
+    case COLL_DT_I8:
+        EACH(int8_t, buf, count, u / size);
+        break;
+    case COLL_DT_U8:
+        EACH(uint8_t, buf, count, u / size);
+        break;
+    }
+}
+
+/* acc[i] = acc[i] op x[i] for one type. */
+#define REDUCE_AS(T, acc, x, n, op)                                            \
+    do {                                                                       \
+        T *a_ = (T *)(acc);                                                    \
+        const T *b_ = (const T *)(x);                                          \
+        switch (op) {                                                          \
+        case COLL_OP_MIN:                                                      \
+            for (size_t i_ = 0; i_ < (n); i_++)                                \
+                a_[i_] = b_[i_] < a_[i_] ? b_[i_] : a_[i_];                    \
+            break;                                                             \
+        case COLL_OP_MAX:                                                      \
+            for (size_t i_ = 0; i_ < (n); i_++)                                \
+                a_[i_] = b_[i_] > a_[i_] ? b_[i_] : a_[i_];                    \
+            break;                                                             \
+        case COLL_OP_PROD:                                                     \
+            for (size_t i_ = 0; i_ < (n); i_++)                                \
+                a_[i_] = (T)(a_[i_] * b_[i_]);                                 \
+            break;                                                             \
+        default:                                                               \
+            for (size_t i_ = 0; i_ < (n); i_++)                                \
+                a_[i_] = (T)(a_[i_] + b_[i_]);                                 \
+        }                                                                      \
+    } while (0)
+
+static float
+half_op(float a, float b, coll_op op)
+{
+    switch (op) {
+    case COLL_OP_MIN:
+        return b < a ? b : a;
+    case COLL_OP_MAX:
+        return b > a ? b : a;
+    case COLL_OP_PROD:
+        return a * b;
+    default:
+        return a + b;
+    }
+}
+
+void
+comm_reduce_into(void *acc, const void *x, size_t n, coll_dtype dt, coll_op op)
+{
+    uint16_t *h = acc;
+    const uint16_t *g = x;
+
+    switch (dt) {
+    case COLL_DT_U8:
+        REDUCE_AS(uint8_t, acc, x, n, op);
+        break;
+    case COLL_DT_I8:
+        REDUCE_AS(int8_t, acc, x, n, op);
+        break;
+    case COLL_DT_I32:
+        REDUCE_AS(int32_t, acc, x, n, op);
+        break;
+    case COLL_DT_I64:
+        REDUCE_AS(int64_t, acc, x, n, op);
+        break;
+    case COLL_DT_F32:
+        REDUCE_AS(float, acc, x, n, op);
+        break;
+    case COLL_DT_F64:
+        REDUCE_AS(double, acc, x, n, op);
+        break;
+    case COLL_DT_F16:
+        for (size_t i = 0; i < n; i++)
+            h[i] = coll_f32_to_f16(
+                half_op(coll_f16_to_f32(h[i]), coll_f16_to_f32(g[i]), op));
+        break;
+    case COLL_DT_BF16:
+        for (size_t i = 0; i < n; i++)
+            h[i] = coll_f32_to_bf16(
+                half_op(coll_bf16_to_f32(h[i]), coll_bf16_to_f32(g[i]), op));
+        break;
+    }
+}
