@@ -1,4 +1,4 @@
-/* The collectives with per-rank counts, alltoall, and reducescatter. */
+/* allgatherv, alltoall and reducescatter (alltoallv has its own file). */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -112,84 +112,6 @@ coll_alltoall(coll_comm *c, const void *send, void *recv, size_t count,
     }
     free(slots);
     r = gb_alltoall(c->gloo, send, recv, block, err, sizeof(err));
-    return r ? comm_fail(c, r, "%s", err) : 0;
-}
-
-/* Each rank's recv_counts[r] must be rank r's send_counts[rank]: one
- * alltoall of the send counts shows every rank what it will get. */
-int
-comm_check_pairs(coll_comm *c, const size_t *send_counts,
-                 const size_t *recv_counts)
-{
-    int64_t *mine = malloc(sizeof(int64_t) * 2 * (size_t)c->size);
-    int64_t *theirs = mine ? mine + c->size : NULL;
-    char err[512];
-    int r, bad = 0;
-
-    if (mine == NULL)
-        return comm_fail(c, COLL_ENOMEM, "out of memory");
-    for (int i = 0; i < c->size; i++)
-        mine[i] = (int64_t)send_counts[i];
-    r = gb_alltoall(c->gloo, mine, theirs, sizeof(int64_t), err, sizeof(err));
-    for (int i = 0; r == 0 && i < c->size; i++)
-        bad |= theirs[i] != (int64_t)recv_counts[i];
-    free(mine);
-    if (r != 0)
-        return comm_fail(c, r, "%s", err);
-    /* every rank must learn of any disagreement, not only its victims */
-    int64_t flag = bad;
-    r = gb_allreduce(c->gloo, &flag, 1, COLL_DT_I64, COLL_OP_MAX, err,
-                     sizeof(err));
-    if (r != 0)
-        return comm_fail(c, r, "%s", err);
-    return flag ? comm_fail(c, COLL_EMISMATCH,
-                            "alltoallv: a rank's receive counts do not match "
-                            "what the others send")
-                : 0;
-}
-
-int
-coll_alltoallv(coll_comm *c, const void *send, const size_t *send_counts,
-               void *recv, const size_t *recv_counts, coll_dtype dt)
-{
-    size_t es = coll_dtype_size(dt);
-    int64_t *sb, *rb;
-    char err[512];
-    int r;
-
-    if ((r = comm_usable(c)) != 0)
-        return r;
-    if (es == 0 || send_counts == NULL || recv_counts == NULL)
-        return comm_fail(c, COLL_EINVAL, "alltoallv: bad type or counts");
-    if (dev_pointer(send) || dev_pointer(recv))
-        return dev_collective(c, &(dev_op){.kind = DEV_ALLTOALLV,
-                                           .send = send,
-                                           .recv = recv,
-                                           .counts = send_counts,
-                                           .rcounts = recv_counts,
-                                           .dt = dt});
-    if (c->size == 1) {
-        if (send_counts[0] != recv_counts[0])
-            return comm_fail(c, COLL_EMISMATCH, "alltoallv: counts differ");
-        if (send_counts[0] && send != recv)
-            memmove(recv, send, send_counts[0] * es);
-        return 0;
-    }
-    char *slots;
-    if ((r = comm_exchange(c, "alltoallv", dt, 0, 0, NULL, 0, &slots)) != 0)
-        return r;
-    free(slots);
-    if ((r = comm_check_pairs(c, send_counts, recv_counts)) != 0)
-        return r;
-    if ((sb = malloc(sizeof(int64_t) * 2 * (size_t)c->size)) == NULL)
-        return comm_fail(c, COLL_ENOMEM, "out of memory");
-    rb = sb + c->size;
-    for (int i = 0; i < c->size; i++) {
-        sb[i] = (int64_t)(send_counts[i] * es);
-        rb[i] = (int64_t)(recv_counts[i] * es);
-    }
-    r = gb_alltoallv(c->gloo, send, sb, recv, rb, err, sizeof(err));
-    free(sb);
     return r ? comm_fail(c, r, "%s", err) : 0;
 }
 

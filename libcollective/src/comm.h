@@ -72,10 +72,14 @@ int comm_exchange(coll_comm *c, const char *what, int64_t a, int64_t b,
 const char *comm_slot_data(const char *slots, int rank);
 /* A digest of a counts array, so that ranks can agree on all of it. */
 int64_t comm_digest(const size_t *counts, int n);
-/* alltoallv: each rank's recv_counts[r] must be rank r's
- * send_counts[rank]; COLL_EMISMATCH on every rank if not. */
-int comm_check_pairs(coll_comm *c, const size_t *send_counts,
-                     const size_t *recv_counts);
+/* alltoallv's check across ranks (alltoallv.c; dt as the exchange
+ * compares it): each rank's recv_counts[r] must be rank r's
+ * send_counts[rank]; 0, or COLL_EMISMATCH on every rank. data (bytes;
+ * NULL: none) travels with the counts when it fits; then *slots (or
+ * NULL; the caller frees it) holds every rank's counts and data. */
+int comm_agree_pairs(coll_comm *c, int64_t dt, const size_t *send_counts,
+                     const size_t *recv_counts, const void *data, size_t bytes,
+                     char **slots);
 /* acc = acc op x, elementwise, for every type (op is not avg). */
 void comm_reduce_into(void *acc, const void *x, size_t n, coll_dtype dt,
                       coll_op op);

@@ -133,16 +133,17 @@ agree(coll_comm *c, const dev_op *o, const char *what)
             a += (int64_t)o->counts[i];
         d = comm_digest(o->counts, c->size);
         break;
+    case DEV_ALLTOALLV:
+        r = comm_agree_pairs(c, dt, o->counts, o->rcounts, NULL, 0, &slots);
+        free(slots);
+        return r;
     default:
         break;
     }
-    if (o->kind == DEV_ALLTOALLV)
-        a = 0;
     if ((r = comm_exchange(c, what, a, dt, d, NULL, 0, &slots)) != 0)
         return r;
     free(slots);
-    return o->kind == DEV_ALLTOALLV ? comm_check_pairs(c, o->counts, o->rcounts)
-                                    : 0;
+    return 0;
 }
 
 /* Rank r's block of a reducescatter: count / size elements, one more for

@@ -266,6 +266,37 @@ check_v_variants(coll_comm *c)
     checks += 4;
 }
 
+/* alltoallv both ways: blocks small enough to travel with the check, and
+ * blocks too large for it (Gloo's alltoallv). */
+static void
+check_alltoallv(coll_comm *c, size_t base)
+{
+    int rank = coll_rank(c), n = coll_size(c), r;
+    size_t sc[64], rc[64], total = 0, off = 0;
+    double *in, *out;
+
+    for (int k = 0; k < n; k++) {
+        sc[k] = base + (size_t)((rank + k) % 3); /* symmetric: rc == sc */
+        rc[k] = sc[k];
+        total += sc[k];
+    }
+    in = malloc(total * sizeof(double));
+    out = malloc(total * sizeof(double));
+    for (int k = 0; k < n; k++)
+        for (size_t i = 0; i < sc[k]; i++)
+            in[off++] = 1000 * rank + k + (double)i / 1024;
+    if ((r = coll_alltoallv(c, in, sc, out, rc, COLL_DT_F64)))
+        FAIL("alltoallv %zu: %s", base, coll_last_error(c));
+    off = 0;
+    for (int k = 0; k < n; k++)
+        for (size_t i = 0; i < rc[k]; i++, off++)
+            if (out[off] != 1000 * k + rank + (double)i / 1024)
+                FAIL("alltoallv %zu: from %d [%zu] = %g", base, k, i, out[off]);
+    free(in);
+    free(out);
+    checks++;
+}
+
 /* 40 named requests queued in a different order on every rank, of several
  * sizes (one larger than a small fusion buffer), types and ops. */
 static void
@@ -323,6 +354,8 @@ run_all(coll_comm *c)
     for (size_t s = 0; s < 5; s++)
         check_broadcast_allgather(c, sizes[s]);
     check_v_variants(c);
+    check_alltoallv(c, 1);
+    check_alltoallv(c, 600);
     check_half(c, COLL_DT_F16);
     check_half(c, COLL_DT_BF16);
     check_async(c);

@@ -1,0 +1,183 @@
+/* alltoallv: the only collective whose arguments differ by rank by
+ * design, so its check compares pairs: rank i's send_counts[j] must be
+ * rank j's recv_counts[i]. Up to 256 ranks every rank's counts (and, when
+ * they fit, its data) travel in one exchange slot; each rank checks every
+ * pair itself, so all reach the same verdict in one round trip. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "collective.h"
+#include "comm.h"
+#include "device.h"
+
+/* A slot: [carried][send_counts n][recv_counts n][data], int64 counts. */
+#define HEAD(n) (sizeof(int64_t) * (1 + 2 * (size_t)(n)))
+
+static int64_t
+slot_count(const char *slots, int rank, size_t index)
+{
+    int64_t v;
+
+    memcpy(&v, comm_slot_data(slots, rank) + sizeof(v) * index, sizeof(v));
+    return v;
+}
+
+/* More ranks than fit in a slot: an alltoall of the send counts shows
+ * every rank what it will get, and a max over the verdicts tells every
+ * rank of any disagreement, not only its victims. 1: they disagree. */
+static int
+disagree_apart(coll_comm *c, const size_t *send_counts,
+               const size_t *recv_counts)
+{
+    int64_t *mine = malloc(sizeof(int64_t) * 2 * (size_t)c->size);
+    int64_t *theirs = mine ? mine + c->size : NULL, flag = 0;
+    char err[512];
+    int r;
+
+    if (mine == NULL)
+        return comm_fail(c, COLL_ENOMEM, "out of memory");
+    for (int i = 0; i < c->size; i++)
+        mine[i] = (int64_t)send_counts[i];
+    r = gb_alltoall(c->gloo, mine, theirs, sizeof(int64_t), err, sizeof(err));
+    for (int i = 0; r == 0 && i < c->size; i++)
+        flag |= theirs[i] != (int64_t)recv_counts[i];
+    free(mine);
+    if (r == 0)
+        r = gb_allreduce(c->gloo, &flag, 1, COLL_DT_I64, COLL_OP_MAX, err,
+                         sizeof(err));
+    return r ? comm_fail(c, r, "%s", err) : (int)flag;
+}
+
+/* 1 when some pair disagrees, judged from every rank's slot. */
+static int
+disagree_in_slots(const char *slots, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; j < n; j++)
+            if (slot_count(slots, (int)i, 1 + j) !=
+                slot_count(slots, (int)j, 1 + n + i))
+                return 1;
+    return 0;
+}
+
+int
+comm_agree_pairs(coll_comm *c, int64_t dt, const size_t *send_counts,
+                 const size_t *recv_counts, const void *data, size_t bytes,
+                 char **slots)
+{
+    size_t n = (size_t)c->size, head = HEAD(n);
+    int carried = data != NULL && head + bytes <= COMM_SMALL_BYTES;
+    int64_t *mine;
+    int r, bad;
+
+    *slots = NULL;
+    if (head > COMM_SMALL_BYTES) {
+        if ((r = comm_exchange(c, "alltoallv", 0, dt, 0, NULL, 0, slots)))
+            return r;
+        free(*slots);
+        *slots = NULL;
+        bad = disagree_apart(c, send_counts, recv_counts);
+    } else {
+        if ((mine = calloc(1, head + (carried ? bytes : 0))) == NULL)
+            return comm_fail(c, COLL_ENOMEM, "out of memory");
+        mine[0] = carried;
+        for (size_t i = 0; i < n; i++) {
+            mine[1 + i] = (int64_t)send_counts[i];
+            mine[1 + n + i] = (int64_t)recv_counts[i];
+        }
+        if (carried && bytes)
+            memcpy((char *)mine + head, data, bytes);
+        r = comm_exchange(c, "alltoallv", 0, dt, 0, mine,
+                          head + (carried ? bytes : 0), slots);
+        free(mine);
+        if (r != 0)
+            return r;
+        bad = disagree_in_slots(*slots, n);
+    }
+    if (bad == 0)
+        return 0;
+    free(*slots);
+    *slots = NULL;
+    return bad < 0 ? bad
+                   : comm_fail(c, COLL_EMISMATCH,
+                               "alltoallv: a rank's receive counts do not "
+                               "match what the others send");
+}
+
+/* Every rank's data came with its counts: each block for this rank is
+ * at its sender's offset for this rank. */
+static int
+all_carried(const char *slots, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (slot_count(slots, i, 0) == 0)
+            return 0;
+    return 1;
+}
+
+static void
+take_blocks(const char *slots, int n, int rank, void *recv, size_t es)
+{
+    size_t out = 0;
+
+    for (int i = 0; i < n; i++) {
+        size_t in = 0, len = (size_t)slot_count(slots, i, 1 + (size_t)rank);
+        for (int j = 0; j < rank; j++)
+            in += (size_t)slot_count(slots, i, 1 + (size_t)j);
+        if (len)
+            memcpy((char *)recv + out * es,
+                   comm_slot_data(slots, i) + HEAD(n) + in * es, len * es);
+        out += len;
+    }
+}
+
+int
+coll_alltoallv(coll_comm *c, const void *send, const size_t *send_counts,
+               void *recv, const size_t *recv_counts, coll_dtype dt)
+{
+    size_t es = coll_dtype_size(dt), total = 0;
+    int64_t *sb, *rb;
+    char err[512], *slots;
+    int r;
+
+    if ((r = comm_usable(c)) != 0)
+        return r;
+    if (es == 0 || send_counts == NULL || recv_counts == NULL)
+        return comm_fail(c, COLL_EINVAL, "alltoallv: bad type or counts");
+    if (dev_pointer(send) || dev_pointer(recv))
+        return dev_collective(c, &(dev_op){.kind = DEV_ALLTOALLV,
+                                           .send = send,
+                                           .recv = recv,
+                                           .counts = send_counts,
+                                           .rcounts = recv_counts,
+                                           .dt = dt});
+    if (c->size == 1) {
+        if (send_counts[0] != recv_counts[0])
+            return comm_fail(c, COLL_EMISMATCH, "alltoallv: counts differ");
+        if (send_counts[0] && send != recv)
+            memmove(recv, send, send_counts[0] * es);
+        return 0;
+    }
+    for (int i = 0; i < c->size; i++)
+        total += send_counts[i];
+    if ((r = comm_agree_pairs(c, dt, send_counts, recv_counts, send, total * es,
+                              &slots)) != 0)
+        return r;
+    if (slots && all_carried(slots, c->size)) {
+        take_blocks(slots, c->size, c->rank, recv, es);
+        free(slots);
+        return 0;
+    }
+    free(slots);
+    if ((sb = malloc(sizeof(int64_t) * 2 * (size_t)c->size)) == NULL)
+        return comm_fail(c, COLL_ENOMEM, "out of memory");
+    rb = sb + c->size;
+    for (int i = 0; i < c->size; i++) {
+        sb[i] = (int64_t)(send_counts[i] * es);
+        rb[i] = (int64_t)(recv_counts[i] * es);
+    }
+    r = gb_alltoallv(c->gloo, send, sb, recv, rb, err, sizeof(err));
+    free(sb);
+    return r ? comm_fail(c, r, "%s", err) : 0;
+}
