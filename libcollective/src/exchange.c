@@ -27,20 +27,25 @@ comm_exchange(coll_comm *c, const char *what, int64_t a, int64_t b, int64_t d,
               const void *data, size_t bytes, char **slots)
 {
     slot_header mine = {a, b, d}, theirs;
-    char *all = calloc(c->size + 1, SLOT), *own;
+    char *all = calloc(2 * (size_t)c->size, SLOT), *own;
     int r;
 
     *slots = NULL;
     if (all == NULL)
         return comm_fail(c, COLL_ENOMEM, "out of memory");
+    /* an allgather as an alltoall of this slot sent to every rank: the
+     * same bytes as Gloo's ring allgather, in one step instead of size - 1
+     * (8 B allreduce, 4 ranks here: ~3.9 -> ~2.6 ms; 2 ranks: the same) */
     own = all + SLOT * c->size;
     memcpy(own, &mine, sizeof(mine));
     if (data && bytes && bytes <= COMM_SMALL_BYTES)
         memcpy(own + sizeof(mine), data, bytes);
-    r = gb_allgather(c->gloo, own, all, SLOT, c->last_error,
-                     sizeof(c->last_error));
+    for (int i = 1; i < c->size; i++)
+        memcpy(own + SLOT * i, own, SLOT);
+    r = gb_alltoall(c->gloo, own, all, SLOT, c->last_error,
+                    sizeof(c->last_error));
     if (r != 0) {
-        /* the caller called `what`, not allgather */
+        /* the caller called `what`, not alltoall */
         const char *detail = strchr(c->last_error, ':');
         free(all);
         return comm_fail(c, r, "%s%s", what, detail ? detail : "");
