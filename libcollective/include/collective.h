@@ -138,7 +138,7 @@ COLL_API int coll_alltoallv(coll_comm *c, const void *send,
                             const size_t *recv_counts, coll_dtype dt);
 /* op over every rank's send (count elements); rank r receives block r:
  * count / size elements, one more for r < count % size. recv holds that
- * block. (Computed as an allreduce, then the block is kept.) */
+ * block. */
 COLL_API int coll_reducescatter(coll_comm *c, const void *send, void *recv,
                                 size_t count, coll_dtype dt, coll_op op);
 

@@ -115,18 +115,62 @@ coll_alltoall(coll_comm *c, const void *send, void *recv, size_t count,
     return r ? comm_fail(c, r, "%s", err) : 0;
 }
 
+size_t
+comm_block_start(size_t count, int size, int r, size_t *len)
+{
+    size_t base = count / (size_t)size, extra = count % (size_t)size;
+
+    *len = base + ((size_t)r < extra);
+    return base * (size_t)r + ((size_t)r < extra ? (size_t)r : extra);
+}
+
+/* Every rank's whole buffer went with the check: reduce this rank's
+ * block in rank order (the same bits everywhere). */
+static void
+reduce_block_from_slots(const char *slots, int size, void *recv, size_t start,
+                        size_t len, coll_dtype dt, coll_op op)
+{
+    size_t es = coll_dtype_size(dt);
+
+    memcpy(recv, comm_slot_data(slots, 0) + start * es, len * es);
+    for (int i = 1; i < size; i++)
+        comm_reduce_into(recv, comm_slot_data(slots, i) + start * es, len, dt,
+                         op);
+}
+
+/* A ring: each rank sends its data once. */
+static int
+reduce_block_by_ring(coll_comm *c, const void *send, void *recv, size_t count,
+                     coll_dtype dt, coll_op op)
+{
+    size_t *counts = malloc(sizeof(*counts) * (size_t)c->size);
+    int r;
+
+    if (counts == NULL)
+        return comm_fail(c, COLL_ENOMEM, "out of memory");
+    for (int i = 0; i < c->size; i++)
+        comm_block_start(count, c->size, i, &counts[i]);
+    r = gb_reducescatter(c->gloo, send, recv, counts, dt, op, comm_reduce_into,
+                         c->last_error, sizeof(c->last_error));
+    free(counts);
+    return r ? comm_fail(c, r, "%s", c->last_error) : 0;
+}
+
 int
 coll_reducescatter(coll_comm *c, const void *send, void *recv, size_t count,
                    coll_dtype dt, coll_op op)
 {
-    size_t es = coll_dtype_size(dt), block, start;
-    void *all;
+    size_t es = coll_dtype_size(dt), start, len;
+    coll_op how = op == COLL_OP_AVG ? COLL_OP_SUM : op;
+    char *slots;
     int r;
 
     if ((r = comm_usable(c)) != 0)
         return r;
-    if (es == 0 || (count && (send == NULL || recv == NULL)))
-        return comm_fail(c, COLL_EINVAL, "reducescatter: bad type or buffer");
+    if (es == 0 || op < COLL_OP_SUM || op > COLL_OP_PROD ||
+        (count && (send == NULL || recv == NULL)))
+        return comm_fail(c, COLL_EINVAL,
+                         "reducescatter: bad type, op or buffer");
     if (dev_pointer(send) || dev_pointer(recv))
         return dev_collective(c, &(dev_op){.kind = DEV_REDUCESCATTER,
                                            .send = send,
@@ -134,17 +178,23 @@ coll_reducescatter(coll_comm *c, const void *send, void *recv, size_t count,
                                            .count = count,
                                            .dt = dt,
                                            .op = op});
-    block = count / (size_t)c->size;
-    start = block * (size_t)c->rank + ((size_t)c->rank < count % (size_t)c->size
-                                           ? (size_t)c->rank
-                                           : count % (size_t)c->size);
-    if ((size_t)c->rank < count % (size_t)c->size)
-        block++;
-    if ((all = malloc(count * es + 1)) == NULL)
-        return comm_fail(c, COLL_ENOMEM, "out of memory");
-    r = coll_allreduce(c, send, all, count, dt, op);
-    if (r == 0 && block)
-        memcpy(recv, (char *)all + start * es, block * es);
-    free(all);
+    if (c->size == 1) {
+        if (count && send != recv)
+            memmove(recv, send, count * es);
+        return 0;
+    }
+    start = comm_block_start(count, c->size, c->rank, &len);
+    if ((r = comm_exchange(c, "reducescatter", (int64_t)count, dt, op, send,
+                           count * es, &slots)) != 0)
+        return r;
+    if (count * es <= COMM_SMALL_BYTES) {
+        if (len)
+            reduce_block_from_slots(slots, c->size, recv, start, len, dt, how);
+    } else {
+        r = reduce_block_by_ring(c, send, recv, count, dt, how);
+    }
+    free(slots);
+    if (r == 0 && op == COLL_OP_AVG)
+        comm_scale_avg(recv, len, dt, c->size);
     return r;
 }

@@ -70,6 +70,9 @@ int comm_hier_allreduce(coll_comm *c, void *buf, size_t count, coll_dtype dt,
 int comm_exchange(coll_comm *c, const char *what, int64_t a, int64_t b,
                   int64_t d, const void *data, size_t bytes, char **slots);
 const char *comm_slot_data(const char *slots, int rank);
+/* Rank r's block of a reducescatter of count elements: count / size,
+ * one more for the first count % size ranks; returns where it starts. */
+size_t comm_block_start(size_t count, int size, int r, size_t *len);
 /* A digest of a counts array, so that ranks can agree on all of it. */
 int64_t comm_digest(const size_t *counts, int n);
 /* alltoallv's check across ranks (alltoallv.c; dt as the exchange

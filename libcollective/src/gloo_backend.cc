@@ -25,6 +25,7 @@
 #include <gloo/transport/tcp/device.h>
 
 #include "collective.h"
+#include "gloo_ctx.hh"
 #include "halfprec.h"
 
 namespace
@@ -115,29 +116,6 @@ class HvddStore : public gloo::rendezvous::Store
 };
 
 } // namespace
-
-struct gloo_ctx {
-    std::shared_ptr<gloo::transport::Device> device;
-    std::shared_ptr<gloo::rendezvous::Context> context;
-    std::chrono::milliseconds timeout;
-    uint32_t tag = 0;
-};
-
-// Runs fn, turning every exception into a code and a message.
-template <typename F>
-static int
-guarded(const char *what, char *err, size_t errlen, F fn)
-{
-    try {
-        fn();
-        return 0;
-    } catch (const std::exception &e) {
-        snprintf(err, errlen, "%s: %s", what, e.what());
-    } catch (...) {
-        snprintf(err, errlen, "%s: unknown failure", what);
-    }
-    return COLL_ETRANSPORT;
-}
 
 extern "C" int
 gb_connect(gloo_ctx **out, hvdd_client *client, const char *scope,

@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "client.h"
+#include "collective.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -40,6 +41,15 @@ int gb_alltoall(gloo_ctx *g, const void *in, void *out, size_t bytes, char *err,
 /* send[r] bytes go to rank r, recv[r] bytes come from rank r. */
 int gb_alltoallv(gloo_ctx *g, const void *in, const int64_t *send, void *out,
                  const int64_t *recv, char *err, size_t errlen);
+
+/* acc = acc op x over n elements (libcollective's comm_reduce_into). */
+typedef void (*gb_reduce_fn)(void *acc, const void *x, size_t n, coll_dtype dt,
+                             coll_op op);
+/* send holds every rank's block in rank order, counts[r] elements each;
+ * recv gets op over every rank's block `rank`. op is not avg. */
+int gb_reducescatter(gloo_ctx *g, const void *send, void *recv,
+                     const size_t *counts, int dtype, int op,
+                     gb_reduce_fn reduce, char *err, size_t errlen);
 
 #ifdef __cplusplus
 }

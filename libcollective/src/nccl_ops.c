@@ -146,17 +146,6 @@ agree(coll_comm *c, const dev_op *o, const char *what)
     return 0;
 }
 
-/* Rank r's block of a reducescatter: count / size elements, one more for
- * the first count % size ranks. */
-static size_t
-block_start(size_t count, int size, int r, size_t *len)
-{
-    size_t base = count / (size_t)size, extra = count % (size_t)size;
-
-    *len = base + ((size_t)r < extra);
-    return base * (size_t)r + ((size_t)r < extra ? (size_t)r : extra);
-}
-
 /* Point-to-point rounds in one group: alltoall (counts NULL) and
  * alltoallv. */
 static ncclResult_t
@@ -209,7 +198,7 @@ reduce_blocks(dev_comm *d, const dev_op *o, size_t es)
     size_t len;
 
     for (int p = 0; r == ncclSuccess && p < d->size; p++) {
-        size_t start = block_start(o->count, d->size, p, &len);
+        size_t start = comm_block_start(o->count, d->size, p, &len);
         if (len)
             r = ncclReduce((const char *)o->send + start * es, o->recv, len, t,
                            nccl_op(o->op), p, d->nccl, d->stream);

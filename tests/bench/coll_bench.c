@@ -19,7 +19,7 @@ iterations(size_t bytes)
     return bytes <= (1 << 16) ? 50 : bytes <= (1 << 22) ? 10 : 5;
 }
 
-typedef enum { ALLREDUCE, ALLGATHER, BROADCAST, ALLTOALL } which;
+typedef enum { ALLREDUCE, ALLGATHER, BROADCAST, ALLTOALL, REDUCESCATTER } which;
 
 static int
 run(coll_comm *c, which w, float *a, float *b, size_t n)
@@ -31,8 +31,10 @@ run(coll_comm *c, which w, float *a, float *b, size_t n)
         return coll_allgather(c, a, b, n / coll_size(c), COLL_DT_F32);
     case BROADCAST:
         return coll_broadcast(c, a, n, COLL_DT_F32, 0);
-    default:
+    case ALLTOALL:
         return coll_alltoall(c, a, b, n / coll_size(c), COLL_DT_F32);
+    default:
+        return coll_reducescatter(c, a, b, n, COLL_DT_F32, COLL_OP_SUM);
     }
 }
 
@@ -45,9 +47,12 @@ wrong(coll_comm *c, which w, const float *a, const float *b, size_t n)
     long bad = 0;
 
     if ((w == ALLGATHER || w == ALLTOALL) && per == 0)
-        return 0; /* fewer elements than ranks: nothing moved */
+        return 0;           /* fewer elements than ranks: nothing moved */
+    if (w == REDUCESCATTER) /* this rank's block: n / size, or one more */
+        n = per + ((size_t)coll_rank(c) < n % (size_t)size);
     for (size_t i = 0; i < n; i++) {
-        float want = w == ALLREDUCE   ? (float)(size * (size + 1) / 2)
+        float want = w == ALLREDUCE || w == REDUCESCATTER
+                         ? (float)(size * (size + 1) / 2)
                      : w == BROADCAST ? 1.0f
                      : w == ALLGATHER ? (float)(i / per + 1)
                                       : (float)(i / per + 1);
@@ -63,7 +68,7 @@ static void
 bench(coll_comm *c, which w, size_t bytes)
 {
     static const char *names[] = {"allreduce", "allgather", "broadcast",
-                                  "alltoall"};
+                                  "alltoall", "reducescatter"};
     size_t n = bytes / sizeof(float);
     int size = coll_size(c), rank = coll_rank(c), iters = iterations(bytes);
     float *a = malloc(n * sizeof(float) + 4),
@@ -92,8 +97,8 @@ bench(coll_comm *c, which w, size_t bytes)
                               : (double)(size - 1) / size;
     if (rank == 0)
         printf("%12zu %12zu %6s %6s %10.1f %8.3f %8.3f %6ld\n", bytes, n,
-               "float", w == ALLREDUCE ? "sum" : "none", t * 1e6, algbw,
-               algbw * factor, bad);
+               "float", w == ALLREDUCE || w == REDUCESCATTER ? "sum" : "none",
+               t * 1e6, algbw, algbw * factor, bad);
     free(a);
     free(b);
     return;
@@ -107,7 +112,7 @@ int
 main(int argc, char **argv)
 {
     static const char *names[] = {"allreduce", "allgather", "broadcast",
-                                  "alltoall"};
+                                  "alltoall", "reducescatter"};
     size_t max = argc > 1 ? strtoull(argv[1], NULL, 10) : (size_t)256 << 20;
     coll_comm *c;
 
@@ -115,7 +120,7 @@ main(int argc, char **argv)
         fprintf(stderr, "coll_bench: %s\n", coll_last_error(NULL));
         return 1;
     }
-    for (int w = ALLREDUCE; w <= ALLTOALL; w++) {
+    for (int w = ALLREDUCE; w <= REDUCESCATTER; w++) {
         if (coll_rank(c) == 0)
             printf("# %s, %d ranks\n# %10s %12s %6s %6s %10s %8s %8s %6s\n",
                    names[w], coll_size(c), "size", "count", "type", "op",

@@ -21,16 +21,19 @@ run(int w, float *a, float *b, int n, int size)
                       MPI_COMM_WORLD);
     else if (w == 2)
         MPI_Bcast(a, n, MPI_FLOAT, 0, MPI_COMM_WORLD);
-    else
+    else if (w == 3)
         MPI_Alltoall(a, n / size, MPI_FLOAT, b, n / size, MPI_FLOAT,
                      MPI_COMM_WORLD);
+    else
+        MPI_Reduce_scatter_block(a, b, n / size, MPI_FLOAT, MPI_SUM,
+                                 MPI_COMM_WORLD);
 }
 
 int
 main(int argc, char **argv)
 {
     static const char *names[] = {"allreduce", "allgather", "broadcast",
-                                  "alltoall"};
+                                  "alltoall", "reducescatter"};
     size_t max;
     int rank, size;
 
@@ -38,7 +41,7 @@ main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     max = argc > 1 ? strtoull(argv[1], NULL, 10) : (size_t)256 << 20;
-    for (int w = 0; w < 4; w++) {
+    for (int w = 0; w < 5; w++) {
         if (rank == 0)
             printf("# %s, %d ranks (MPI)\n", names[w], size);
         for (size_t bytes = 8; bytes <= max; bytes *= bytes < 262144 ? 8 : 4) {
@@ -57,8 +60,8 @@ main(int argc, char **argv)
                                 : (double)(size - 1) / size;
             if (rank == 0)
                 printf("%12zu %12d %6s %6s %10.1f %8.3f %8.3f %6d\n", bytes, n,
-                       "float", w == 0 ? "sum" : "none", t * 1e6, algbw,
-                       algbw * f, 0);
+                       "float", w == 0 || w == 4 ? "sum" : "none", t * 1e6,
+                       algbw, algbw * f, 0);
             free(a);
             free(b);
         }
