@@ -62,7 +62,7 @@ int
 main(int argc, char **argv)
 {
     size_t n = argc > 1 ? strtoull(argv[1], NULL, 10) : 0;
-    int rounds = argc > 2 ? atoi(argv[2]) : 5, one = 1, ls, fd;
+    int rounds = argc > 2 ? (int)strtol(argv[2], NULL, 10) : 5, one = 1, ls, fd;
     struct sockaddr_in a = {.sin_family = AF_INET,
                             .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
     socklen_t alen = sizeof(a);

@@ -13,6 +13,8 @@
 #include <unistd.h>
 
 #include <collective.h>
+
+#include "fail.h"
 #ifdef COLL_CHECK_GPU
 #include "gpu_shim.h"
 /* NCCL's avg of floats scales each value before the sum */
@@ -22,13 +24,6 @@
 #endif
 
 static int checks;
-
-#define FAIL(...)                                                              \
-    do {                                                                       \
-        fprintf(stderr, __VA_ARGS__);                                          \
-        fputc('\n', stderr);                                                   \
-        exit(1);                                                               \
-    } while (0)
 
 /* The value rank r contributes at index i: small, exact in every type. */
 static double

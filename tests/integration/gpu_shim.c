@@ -6,14 +6,8 @@
 #include <string.h>
 
 #define GPU_SHIM_REAL_NAMES
+#include "fail.h"
 #include "gpu_shim.h"
-
-#define FAIL(...)                                                              \
-    do {                                                                       \
-        fprintf(stderr, __VA_ARGS__);                                          \
-        fputc('\n', stderr);                                                   \
-        exit(1);                                                               \
-    } while (0)
 
 /* A call's buffers in GPU memory; recv == send when the call is in
  * place. */
