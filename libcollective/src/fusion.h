@@ -43,7 +43,7 @@ typedef struct fusion {
     double cycle_ms;
     size_t threshold; /* fusion buffer bytes */
     void *buffer;
-    int64_t *hdrs; /* the cycle's exchange: 2 per rank */
+    int64_t *hdrs; /* the cycle's exchange: 2 per rank, in and out */
     size_t *bytes; /* and each rank's entry bytes */
     int rank, size;
     int dead;

@@ -7,12 +7,12 @@
 CHECK_GPU=${COLL_CHECK_GPU:-}
 
 if [ -z "$CHECK_GPU" ]; then
-    echo "skipped: this build has no NCCL backend (CMake found no CUDA toolkit with NCCL)"
+    echo "skip: this build has no NCCL backend (CMake found no CUDA toolkit with NCCL)"
     exit 77
 fi
 read -r gpus why < <("$CHECK_GPU" count)
 if [ "${gpus:-0}" -eq 0 ]; then
-    echo "skipped: no GPU ($why)"
+    echo "skip: no GPU ($why)"
     exit 77
 fi
 np=$((gpus < 4 ? gpus : 4))
