@@ -46,6 +46,9 @@ const char *comm_iface(void);
 int comm_timeout_ms(void);
 /* avg = sum / size, in the element type. */
 void comm_scale_avg(void *buf, size_t count, coll_dtype dt, int size);
+/* dst = src / size: the fusion buffer's average, unpacked in one pass. */
+void comm_scale_avg_into(void *dst, const void *src, size_t count,
+                         coll_dtype dt, int size);
 /* Stops the async thread, once every rank asks (coll_finalize). */
 void comm_fusion_stop(coll_comm *c);
 

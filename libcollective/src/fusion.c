@@ -177,11 +177,13 @@ run_group(fusion *f, coll_request **g, int ng, char *err, size_t errlen)
     for (int i = 0; i < ng; off += g[i++]->count * es)
         memcpy(buf + off, g[i]->send, g[i]->count * es);
     r = gb_allreduce(f->gloo, buf, total, g[0]->dt, op, err, errlen);
-    if (r == 0 && g[0]->op == COLL_OP_AVG)
-        comm_scale_avg(buf, total, g[0]->dt, f->size);
     off = 0;
     for (int i = 0; r == 0 && i < ng; off += g[i++]->count * es)
-        memcpy(g[i]->recv, buf + off, g[i]->count * es);
+        if (g[i]->op == COLL_OP_AVG) /* divided on the way out */
+            comm_scale_avg_into(g[i]->recv, buf + off, g[i]->count, g[i]->dt,
+                                f->size);
+        else
+            memcpy(g[i]->recv, buf + off, g[i]->count * es);
     return r;
 }
 
