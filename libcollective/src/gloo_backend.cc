@@ -117,35 +117,6 @@ class HvddStore : public gloo::rendezvous::Store
 
 } // namespace
 
-// Every rank's outcome of connectFullMesh, gathered by rank 0 through the
-// store (a rank that failed says so and leaves): -1 when every rank
-// connected, else the first rank that did not.
-// Nobody leaves before everyone has connected: a rank that went on (and
-// finished, or failed) at once would close its end of a pair while a slow
-// peer is still inside connectFullMesh, whose "Connection closed by peer"
-// then fails a job that did nothing wrong (seen with short programs on a
-// loaded machine). Horovod ends each context's set-up with a barrier too.
-static int
-first_failed(gloo::rendezvous::Store &store, int rank, int size,
-             std::chrono::milliseconds timeout)
-{
-    store.set("ok" + std::to_string(rank), std::vector<char>{'1'});
-    if (rank == 0) {
-        int bad = -1;
-        for (int i = 0; i < size; i++) {
-            std::string key = "ok" + std::to_string(i);
-            store.wait({key}, 2 * timeout);
-            if (bad < 0 && store.get(key).at(0) != '1')
-                bad = i;
-        }
-        std::string v = std::to_string(bad);
-        store.set("verdict", std::vector<char>(v.begin(), v.end()));
-    }
-    store.wait({"verdict"}, 3 * timeout);
-    auto v = store.get("verdict");
-    return std::stoi(std::string(v.begin(), v.end()));
-}
-
 extern "C" int
 gb_connect(gloo_ctx **out, hvdd_client *client, const char *scope,
            const char *prefix, int rank, int size, const char *iface,
@@ -158,32 +129,23 @@ gb_connect(gloo_ctx **out, hvdd_client *client, const char *scope,
         return COLL_ENOMEM;
     g->timeout = std::chrono::milliseconds(timeout_ms);
     int r = guarded("gloo connect", err, errlen, [&] {
+        gloo::transport::tcp::attr attr;
+        attr.iface = iface; // never gethostname(): it may be 127.0.0.1
+        g->device = gloo::transport::tcp::CreateDevice(attr);
+        g->context = std::make_shared<gloo::rendezvous::Context>(rank, size);
+        g->context->setTimeout(g->timeout);
         HvddStore store(client, scope, timeout_ms);
         gloo::rendezvous::PrefixStore prefixed(prefix, store);
-        std::exception_ptr failure;
-        try {
-            gloo::transport::tcp::attr attr;
-            attr.iface = iface; // never gethostname(): it may be 127.0.0.1
-            g->device = gloo::transport::tcp::CreateDevice(attr);
-            g->context =
-                std::make_shared<gloo::rendezvous::Context>(rank, size);
-            g->context->setTimeout(g->timeout);
-            g->context->connectFullMesh(prefixed, g->device);
-        } catch (...) {
-            failure = std::current_exception();
-        }
-        if (failure) { // say so, and leave at once: hvdrun stops the job
-            try {
-                prefixed.set("ok" + std::to_string(rank),
-                             std::vector<char>{'0'});
-            } catch (...) {
-            }
-            std::rethrow_exception(failure);
-        }
-        int bad = first_failed(prefixed, rank, size, g->timeout);
-        if (bad >= 0)
-            throw std::runtime_error("rank " + std::to_string(bad) +
-                                     " could not connect");
+        g->context->connectFullMesh(prefixed, g->device);
+        // Nobody leaves before everyone has connected: a rank that went on
+        // at once (and finished, closing its connections) failed a slow
+        // peer still inside connectFullMesh with "Connection closed by
+        // peer" (short programs on a loaded machine). Horovod ends each
+        // context's set-up with a barrier too.
+        gloo::BarrierOptions opts(g->context);
+        opts.setTag(g->tag++);
+        opts.setTimeout(g->timeout);
+        gloo::barrier(opts);
     });
     if (r != 0) {
         delete g;

