@@ -108,6 +108,16 @@ COLL_API int coll_allreduce_async(coll_comm *c, const char *name,
                                   const void *send, void *recv, size_t count,
                                   coll_dtype dt, coll_op op,
                                   coll_request **req);
+/* The same for allgather (recv: size * count elements, every rank's send
+ * in rank order) and broadcast (buf becomes root's): queued by name and
+ * run by the same thread, each on its own (only allreduces are fused).
+ * Host buffers only (COLL_ENOTSUP for GPU buffers). */
+COLL_API int coll_allgather_async(coll_comm *c, const char *name,
+                                  const void *send, void *recv, size_t count,
+                                  coll_dtype dt, coll_request **req);
+COLL_API int coll_broadcast_async(coll_comm *c, const char *name, void *buf,
+                                  size_t count, coll_dtype dt, int root,
+                                  coll_request **req);
 /* *done = 1 once the request has finished (then coll_wait returns at
  * once). */
 COLL_API int coll_test(coll_request *req, int *done);

@@ -58,6 +58,10 @@ def _load():
     lib.coll_allreduce_fp16.argtypes = [vp, vp, vp, sz, i]
     lib.coll_allreduce_async.argtypes = [vp, ctypes.c_char_p, vp, vp, sz, i, i,
                                          ctypes.POINTER(vp)]
+    lib.coll_allgather_async.argtypes = [vp, ctypes.c_char_p, vp, vp, sz, i,
+                                         ctypes.POINTER(vp)]
+    lib.coll_broadcast_async.argtypes = [vp, ctypes.c_char_p, vp, sz, i, i,
+                                         ctypes.POINTER(vp)]
     lib.coll_wait.argtypes = [vp]
     lib.coll_test.argtypes = [vp, ctypes.POINTER(i)]
     lib.coll_broadcast.argtypes = [vp, vp, sz, i, i]
@@ -74,7 +78,7 @@ _lib = _load()
 
 
 class Request:
-    """A queued allreduce; .wait() returns its result array."""
+    """A queued operation; .wait() returns its result array."""
 
     def __init__(self, comm, handle, src, out):
         self._comm, self._h, self._keep, self._out = comm, handle, src, out
@@ -164,6 +168,27 @@ class Comm:
             src.size, _DTYPES[src.dtype], _OPS[op], ctypes.byref(handle)),
             self._c)
         return Request(self, handle, src, out)
+
+    def allgather_async(self, name, array):
+        """Queues an allgather under name; wait() gives every rank's array
+        stacked along a new first axis."""
+        src = self._array(array)
+        out = np.empty((self.size,) + src.shape, dtype=src.dtype)
+        handle = ctypes.c_void_p()
+        self._check(_lib.coll_allgather_async(
+            self._c, name.encode(), src.ctypes.data, out.ctypes.data,
+            src.size, _DTYPES[src.dtype], ctypes.byref(handle)), self._c)
+        return Request(self, handle, src, out)
+
+    def broadcast_async(self, name, array, root=0):
+        """Queues a broadcast of root's array under name; wait() gives a
+        new array holding it (array itself is left alone)."""
+        out = np.array(self._array(array), copy=True)
+        handle = ctypes.c_void_p()
+        self._check(_lib.coll_broadcast_async(
+            self._c, name.encode(), out.ctypes.data, out.size,
+            _DTYPES[out.dtype], root, ctypes.byref(handle)), self._c)
+        return Request(self, handle, out, out)
 
     def broadcast(self, array, root=0):
         """Overwrites a contiguous array with root's; returns it."""

@@ -13,18 +13,8 @@
 
 /* What a rank tells the others about one queued request. */
 typedef struct entry {
-    int64_t id, count, dt, op;
+    int64_t id, count, dt, op, kind, root;
 } entry;
-
-static uint64_t
-name_id(const char *name)
-{
-    uint64_t h = 1469598103934665603ULL;
-
-    for (; *name; name++)
-        h = (h ^ (unsigned char)*name) * 1099511628211ULL;
-    return h >> 1;
-}
 
 static void
 finish(fusion *f, coll_request *q, int result, const char *why)
@@ -68,8 +58,12 @@ snapshot(fusion *f, coll_request **mine, entry *out, int *stopping)
     for (coll_request *q = f->pending; q && i > 0; q = q->next) {
         mine[--i] = q;
         /* ranks that disagree on where the buffer lives disagree on dt */
-        out[i] = (entry){(int64_t)q->id, (int64_t)q->count,
-                         q->dt + (q->on_device ? DEV_ON_DEVICE : 0), q->op};
+        out[i] = (entry){(int64_t)q->id,
+                         (int64_t)q->count,
+                         q->dt + (q->on_device ? DEV_ON_DEVICE : 0),
+                         q->op,
+                         q->kind,
+                         q->root};
     }
     *stopping = f->stopping;
     pthread_mutex_unlock(&f->mu);
@@ -138,7 +132,8 @@ readiness(const entry *e, entry *const *lists, const int *n, int size)
         const entry *o = find(lists[k], n[k], e->id);
         if (o == NULL)
             return 0;
-        if (o->count != e->count || o->dt != e->dt || o->op != e->op)
+        if (o->count != e->count || o->dt != e->dt || o->op != e->op ||
+            o->kind != e->kind || o->root != e->root)
             return -1;
     }
     return 1;
@@ -146,6 +141,20 @@ readiness(const entry *e, entry *const *lists, const int *n, int size)
 
 /* One collective for a group of requests of one type and op: packed into
  * the fusion buffer unless it is a single request. */
+/* An async allgather or broadcast: one Gloo call on the thread's
+ * context (host buffers only). */
+static int
+run_other(fusion *f, coll_request *q, char *err, size_t errlen)
+{
+    size_t bytes = q->count * coll_dtype_size(q->dt);
+
+    if (bytes == 0) /* every rank agreed on the count */
+        return 0;
+    if (q->kind == REQ_ALLGATHER)
+        return gb_allgather(f->gloo, q->send, q->recv, bytes, err, errlen);
+    return gb_broadcast(f->gloo, q->recv, bytes, q->root, err, errlen);
+}
+
 static int
 run_group(fusion *f, coll_request **g, int ng, char *err, size_t errlen)
 {
@@ -154,6 +163,8 @@ run_group(fusion *f, coll_request **g, int ng, char *err, size_t errlen)
     char *buf;
     int r;
 
+    if (g[0]->kind != REQ_ALLREDUCE)
+        return run_other(f, g[0], err, errlen);
     if (g[0]->on_device) {
         if (f->kv == NULL && (f->kv = comm_new_client()) == NULL)
             return COLL_ENOMEM;
@@ -225,15 +236,17 @@ run_ready(fusion *f, entry *const *lists, const int *n, const entry *ids,
         if (ready < 0) {
             pthread_mutex_lock(&f->mu);
             finish(f, q, COLL_EMISMATCH,
-                   "ranks queued this name with different count, type or "
-                   "op");
+                   "ranks queued this name with different operations, "
+                   "counts, types, ops or roots");
             pthread_cond_broadcast(&f->changed);
             pthread_mutex_unlock(&f->mu);
             continue;
         }
         b = q->count * coll_dtype_size(q->dt);
+        /* allgathers and broadcasts go alone, allreduces in groups */
         if (ng &&
-            (group[0]->dt != q->dt || group[0]->op != q->op ||
+            (group[0]->kind != REQ_ALLREDUCE || q->kind != REQ_ALLREDUCE ||
+             group[0]->dt != q->dt || group[0]->op != q->op ||
              group[0]->on_device != q->on_device || bytes + b > f->threshold)) {
             if (run_and_finish(f, group, ng) != 0)
                 return -1;
@@ -381,38 +394,10 @@ comm_fusion_stop(coll_comm *c)
 }
 
 int
-coll_allreduce_async(coll_comm *c, const char *name, const void *send,
-                     void *recv, size_t count, coll_dtype dt, coll_op op,
-                     coll_request **out)
+fusion_enqueue(coll_comm *c, coll_request *q)
 {
-    coll_request *q;
-    int r;
+    int r = 0;
 
-    if (out)
-        *out = NULL;
-    if ((r = comm_usable(c)) != 0)
-        return r;
-    if (out == NULL || name == NULL || strlen(name) >= sizeof(q->name) ||
-        coll_dtype_size(dt) == 0 || op < COLL_OP_SUM || op > COLL_OP_PROD ||
-        (count && (send == NULL || recv == NULL)))
-        return comm_fail(c, COLL_EINVAL, "allreduce_async: bad argument");
-    if ((q = calloc(1, sizeof(*q))) == NULL)
-        return comm_fail(c, COLL_ENOMEM, "out of memory");
-    *q = (coll_request){.id = name_id(name),
-                        .send = send,
-                        .recv = recv,
-                        .count = count,
-                        .dt = dt,
-                        .op = op};
-    snprintf(q->name, sizeof(q->name), "%s", name);
-    q->comm = c;
-    q->on_device = dev_pointer(send) || dev_pointer(recv);
-    if (c->size == 1) { /* nothing to agree on */
-        q->result = coll_allreduce(c, send, recv, count, dt, op);
-        q->done = 1;
-        *out = q;
-        return 0;
-    }
     if (c->fusion == NULL && (r = start(c)) != 0) {
         free(q);
         return r;
@@ -429,50 +414,11 @@ coll_allreduce_async(coll_comm *c, const char *name, const void *send,
         r = COLL_EDEAD;
     pthread_mutex_unlock(&c->fusion->mu);
     if (r != 0) {
+        r = comm_fail(c, r,
+                      r == COLL_EDEAD ? "the fusion thread failed: %s"
+                                      : "a request named '%s' is pending",
+                      r == COLL_EDEAD ? c->fusion->error : q->name);
         free(q);
-        return comm_fail(c, r,
-                         r == COLL_EDEAD ? "the fusion thread failed: %s"
-                                         : "a request named '%s' is pending",
-                         r == COLL_EDEAD ? c->fusion->error : name);
     }
-    *out = q;
-    return 0;
-}
-
-int
-coll_test(coll_request *q, int *done)
-{
-    fusion *f;
-
-    if (q == NULL || done == NULL)
-        return COLL_EINVAL;
-    f = q->comm->fusion;
-    if (f)
-        pthread_mutex_lock(&f->mu);
-    *done = q->done;
-    if (f)
-        pthread_mutex_unlock(&f->mu);
-    return 0;
-}
-
-int
-coll_wait(coll_request *q)
-{
-    fusion *f;
-    int r;
-
-    if (q == NULL)
-        return COLL_EINVAL;
-    f = q->comm->fusion;
-    if (f) {
-        pthread_mutex_lock(&f->mu);
-        while (!q->done && !f->stopped)
-            pthread_cond_wait(&f->changed, &f->mu);
-        pthread_mutex_unlock(&f->mu);
-    }
-    r = q->done ? q->result : COLL_EDEAD;
-    if (r != 0 && q->error[0])
-        comm_fail(q->comm, r, "%s: %s", q->name, q->error);
-    free(q);
     return r;
 }

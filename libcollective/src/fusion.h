@@ -12,6 +12,9 @@
 #include "collective.h"
 #include "gloo_backend.h"
 
+/* What an async request does. */
+typedef enum req_kind { REQ_ALLREDUCE, REQ_ALLGATHER, REQ_BROADCAST } req_kind;
+
 struct coll_request {
     struct coll_request *next; /* in the pending list */
     coll_comm *comm;
@@ -22,6 +25,8 @@ struct coll_request {
     size_t count;
     coll_dtype dt;
     coll_op op;
+    req_kind kind;
+    int root;      /* broadcast */
     int on_device; /* GPU buffers: NCCL, fused in a device buffer */
     int done;
     int result;
@@ -49,5 +54,9 @@ typedef struct fusion {
     int dead;
     char error[512];
 } fusion;
+
+/* Queues q (taken) with c's fusion thread, started at the first call;
+ * 0 or a code (q freed). */
+int fusion_enqueue(coll_comm *c, coll_request *q);
 
 #endif

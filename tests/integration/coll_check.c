@@ -369,6 +369,53 @@ check_async(coll_comm *c)
     checks++;
 }
 
+/* Async allgathers and broadcasts among allreduces, queued in a
+ * rank-dependent order: each kind's result as its blocking call's. */
+static void
+check_async_kinds(coll_comm *c)
+{
+    enum { N = 12, LEN = 300 };
+    static double in[N][LEN], out[N][64 * LEN];
+    coll_request *req[N];
+    int rank = coll_rank(c), size = coll_size(c), r;
+
+    for (int k = 0; k < N; k++) {
+        int i = (k * 5 + rank * 7) % N;
+        char name[32];
+        snprintf(name, sizeof(name), "kinds/%d", i);
+        for (size_t j = 0; j < LEN; j++)
+            in[i][j] = value(rank, j + (size_t)i);
+        if (i % 3 == 0)
+            r = coll_allreduce_async(c, name, in[i], out[i], LEN, COLL_DT_F64,
+                                     COLL_OP_SUM, &req[i]);
+        else if (i % 3 == 1)
+            r = coll_allgather_async(c, name, in[i], out[i], LEN, COLL_DT_F64,
+                                     &req[i]);
+        else
+            r = coll_broadcast_async(c, name, in[i], LEN, COLL_DT_F64, i % size,
+                                     &req[i]);
+        if (r != 0)
+            FAIL("async %s: %s", name, coll_last_error(c));
+    }
+    for (int i = 0; i < N; i++) {
+        if ((r = coll_wait(req[i])) != 0)
+            FAIL("wait kinds/%d: %s", i, coll_last_error(c));
+        for (size_t j = 0; j < LEN; j++) {
+            size_t at = j + (size_t)i;
+            if (i % 3 == 0 &&
+                out[i][j] != reference(COLL_OP_SUM, COLL_DT_F64, size, at))
+                FAIL("allreduce_async kinds/%d [%zu] = %g", i, j, out[i][j]);
+            if (i % 3 == 2 && in[i][j] != value(i % size, at))
+                FAIL("broadcast_async kinds/%d [%zu] = %g", i, j, in[i][j]);
+            for (int k = 0; i % 3 == 1 && k < size; k++)
+                if (out[i][k * LEN + j] != value(k, at))
+                    FAIL("allgather_async kinds/%d from %d [%zu] = %g", i, k, j,
+                         out[i][k * LEN + j]);
+        }
+    }
+    checks++;
+}
+
 static int
 run_all(coll_comm *c)
 {
@@ -397,6 +444,7 @@ run_all(coll_comm *c)
     check_half(c, COLL_DT_BF16);
     check_async(c);
     check_async(c); /* the same names again, once the first are done */
+    check_async_kinds(c);
 #ifdef COLL_CHECK_GPU
     checks += gpu_refusals(c);
 #endif

@@ -43,6 +43,15 @@ for k in range(8):
     assert np.array_equal(reqs[k].wait(),
                           np.full(k + 1, sum(q + k for q in range(n)))), k
 
+# async allgather and broadcast, among allreduces
+g = comm.allgather_async("g", np.arange(3) + 10 * r)
+b = comm.broadcast_async("b", np.full(4, float(r)), root=n - 1)
+a = comm.allreduce_async("a", np.ones(5))
+assert np.array_equal(b.wait(), np.full(4, float(n - 1)))
+assert np.array_equal(a.wait(), np.full(5, float(n)))
+assert np.array_equal(g.wait(), np.stack([np.arange(3) + 10 * q
+                                          for q in range(n)]))
+
 # fp16 compression: within size * 2^-10 of the largest input magnitude
 x = np.random.default_rng(r).uniform(-1, 1, 100000).astype(np.float32)
 exact = sum(np.random.default_rng(k).uniform(-1, 1, 100000)
