@@ -139,8 +139,6 @@ readiness(const entry *e, entry *const *lists, const int *n, int size)
     return 1;
 }
 
-/* One collective for a group of requests of one type and op: packed into
- * the fusion buffer unless it is a single request. */
 /* An async allgather or broadcast: one Gloo call on the thread's
  * context (host buffers only). */
 static int
@@ -155,6 +153,8 @@ run_other(fusion *f, coll_request *q, char *err, size_t errlen)
     return gb_broadcast(f->gloo, q->recv, bytes, q->root, err, errlen);
 }
 
+/* One collective for a group of requests of one type and op: packed into
+ * the fusion buffer unless it is a single request. */
 static int
 run_group(fusion *f, coll_request **g, int ng, char *err, size_t errlen)
 {

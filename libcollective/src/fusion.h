@@ -1,8 +1,10 @@
-/* Asynchronous allreduce with tensor fusion: a background thread per comm
+/* Asynchronous requests with tensor fusion: a background thread per comm
  * that, every cycle, agrees with the other ranks on which named requests
- * every rank has queued, packs them into fusion buffers and reduces each
- * buffer with one collective (as Horovod's coordinator does). It uses its
- * own Gloo context, so blocking collectives may run beside it. */
+ * every rank has queued, packs the allreduces into fusion buffers and
+ * reduces each buffer with one collective (as Horovod's coordinator does);
+ * allgathers and broadcasts run one by one. It uses its own Gloo context,
+ * so blocking collectives may run beside it. The public calls are in
+ * async.c. */
 #ifndef COLL_FUSION_H
 #define COLL_FUSION_H
 
