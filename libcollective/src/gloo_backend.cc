@@ -325,8 +325,10 @@ gb_allgatherv(gloo_ctx *g, const void *in, void *out, const size_t *bytes,
     return guarded("allgatherv", err, errlen, [&] {
         int size = g->context->size, rank = g->context->rank;
         gloo::AllgathervOptions opts(g->context);
-        opts.setInput(const_cast<uint8_t *>(static_cast<const uint8_t *>(in)),
-                      bytes[rank]);
+        if (in != nullptr) // else out holds this rank's part already
+            opts.setInput(
+                const_cast<uint8_t *>(static_cast<const uint8_t *>(in)),
+                bytes[rank]);
         opts.setOutput(static_cast<uint8_t *>(out),
                        std::vector<size_t>(bytes, bytes + size));
         opts.setTag(g->tag++);

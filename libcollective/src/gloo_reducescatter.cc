@@ -80,7 +80,8 @@ gb_reducescatter(gloo_ctx *g, const void *send, void *recv,
             for (size_t off = 0, k = 0; off < rbytes; off += seg, k++) {
                 const size_t len = std::min(seg, rbytes - off);
                 in[k % 2]->waitRecv(g->timeout);
-                memcpy(into + off, mine + start[rb] * es + off, len);
+                if (into != mine + start[rb] * es) // not in place
+                    memcpy(into + off, mine + start[rb] * es + off, len);
                 reduce(into + off, tmp.get() + (k % 2) * seg, len / es, dt,
                        static_cast<coll_op>(op));
                 if (off + 2 * seg < rbytes)

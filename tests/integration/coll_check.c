@@ -431,6 +431,9 @@ run_all(coll_comm *c)
                 check_allreduce(c, dts[d], op, sizes[s], s % 2);
         }
     check_allreduce(c, COLL_DT_F32, COLL_OP_SUM, sizes[4], 0);
+    /* an odd count: halves of different sizes on two ranks */
+    check_allreduce(c, COLL_DT_F64, COLL_OP_SUM, 100001, 0);
+    check_allreduce(c, COLL_DT_I32, COLL_OP_MAX, 100001, 1);
     for (size_t s = 0; s < 5; s++)
         check_broadcast_allgather(c, sizes[s]);
     check_v_variants(c);
