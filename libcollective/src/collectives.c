@@ -61,24 +61,21 @@ reduce_large(coll_comm *c, void *buf, size_t count, coll_dtype dt, coll_op op)
  * ~0.84, 4 MiB ~0.89 -> ~1.14, 64 MiB ~0.87 -> ~0.97 GB/s. (On 4 ranks
  * the same two steps were slower than Gloo's ring: 0.54 against 0.74 at
  * 64 MiB.) */
-static int
-reduce_by_halves(coll_comm *c, const void *send, void *recv, size_t count,
-                 coll_dtype dt, coll_op op)
+int
+comm_allreduce_halves(gloo_ctx *g, int rank, const void *send, void *recv,
+                      size_t count, coll_dtype dt, coll_op op, char *err,
+                      size_t errlen)
 {
     size_t es = coll_dtype_size(dt), counts[2], bytes[2], start;
     int r;
 
-    start = comm_block_start(count, 2, c->rank, &counts[c->rank]);
-    comm_block_start(count, 2, 1 - c->rank, &counts[1 - c->rank]);
+    start = comm_block_start(count, 2, rank, &counts[rank]);
+    comm_block_start(count, 2, 1 - rank, &counts[1 - rank]);
     bytes[0] = counts[0] * es;
     bytes[1] = counts[1] * es;
-    r = gb_reducescatter(c->gloo, send, (char *)recv + start * es, counts, dt,
-                         op, comm_reduce_into, c->last_error,
-                         sizeof(c->last_error));
-    if (r == 0)
-        r = gb_allgatherv(c->gloo, NULL, recv, bytes, c->last_error,
-                          sizeof(c->last_error));
-    return r ? comm_fail(c, r, "%s", c->last_error) : 0;
+    r = gb_reducescatter(g, send, (char *)recv + start * es, counts, dt, op,
+                         comm_reduce_into, err, errlen);
+    return r ? r : gb_allgatherv(g, NULL, recv, bytes, err, errlen);
 }
 
 int
@@ -116,7 +113,10 @@ coll_allreduce(coll_comm *c, const void *send, void *recv, size_t count,
         for (int i = 1; i < c->size; i++)
             comm_reduce_into(recv, comm_slot_data(slots, i), count, dt, how);
     } else if (c->size == 2 && !comm_hier_wanted(c)) {
-        r = reduce_by_halves(c, send, recv, count, dt, how);
+        r = comm_allreduce_halves(c->gloo, c->rank, send, recv, count, dt, how,
+                                  c->last_error, sizeof(c->last_error));
+        if (r != 0)
+            r = comm_fail(c, r, "%s", c->last_error);
     } else {
         if (send != recv)
             memmove(recv, send, count * es);
