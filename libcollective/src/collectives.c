@@ -79,6 +79,36 @@ comm_allreduce_halves(gloo_ctx *g, int rank, const void *send, void *recv,
 }
 
 int
+comm_reduce_begin(coll_comm *c, int kind, const void *send, void *recv,
+                  size_t count, coll_dtype dt, coll_op op, int *result)
+{
+    const char *what = kind == DEV_ALLREDUCE ? "allreduce" : "reducescatter";
+    size_t es = coll_dtype_size(dt);
+
+    if ((*result = comm_usable(c)) != 0)
+        return 1;
+    if (es == 0 || op < COLL_OP_SUM || op > COLL_OP_PROD ||
+        (count && (send == NULL || recv == NULL))) {
+        *result = comm_fail(c, COLL_EINVAL, "%s: bad type, op or buffer", what);
+        return 1;
+    }
+    if (dev_pointer(send) || dev_pointer(recv)) {
+        *result = dev_collective(c, &(dev_op){.kind = (dev_kind)kind,
+                                              .send = send,
+                                              .recv = recv,
+                                              .count = count,
+                                              .dt = dt,
+                                              .op = op});
+        return 1;
+    }
+    if (c->size > 1)
+        return 0;
+    if (count && send != recv) /* a job of one: the data is the result */
+        memmove(recv, send, count * es);
+    return 1;
+}
+
+int
 coll_allreduce(coll_comm *c, const void *send, void *recv, size_t count,
                coll_dtype dt, coll_op op)
 {
@@ -87,23 +117,8 @@ coll_allreduce(coll_comm *c, const void *send, void *recv, size_t count,
     char *slots;
     int r;
 
-    if ((r = comm_usable(c)) != 0)
+    if (comm_reduce_begin(c, DEV_ALLREDUCE, send, recv, count, dt, op, &r))
         return r;
-    if (es == 0 || op < COLL_OP_SUM || op > COLL_OP_PROD ||
-        (count && (send == NULL || recv == NULL)))
-        return comm_fail(c, COLL_EINVAL, "allreduce: bad type, op or buffer");
-    if (dev_pointer(send) || dev_pointer(recv))
-        return dev_collective(c, &(dev_op){.kind = DEV_ALLREDUCE,
-                                           .send = send,
-                                           .recv = recv,
-                                           .count = count,
-                                           .dt = dt,
-                                           .op = op});
-    if (c->size == 1) {
-        if (send != recv && count)
-            memmove(recv, send, count * es);
-        return 0;
-    }
     if ((r = comm_exchange(c, "allreduce", (int64_t)count, dt, op, send,
                            count * es, &slots)) != 0)
         return r;

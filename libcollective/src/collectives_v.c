@@ -165,24 +165,8 @@ coll_reducescatter(coll_comm *c, const void *send, void *recv, size_t count,
     char *slots;
     int r;
 
-    if ((r = comm_usable(c)) != 0)
+    if (comm_reduce_begin(c, DEV_REDUCESCATTER, send, recv, count, dt, op, &r))
         return r;
-    if (es == 0 || op < COLL_OP_SUM || op > COLL_OP_PROD ||
-        (count && (send == NULL || recv == NULL)))
-        return comm_fail(c, COLL_EINVAL,
-                         "reducescatter: bad type, op or buffer");
-    if (dev_pointer(send) || dev_pointer(recv))
-        return dev_collective(c, &(dev_op){.kind = DEV_REDUCESCATTER,
-                                           .send = send,
-                                           .recv = recv,
-                                           .count = count,
-                                           .dt = dt,
-                                           .op = op});
-    if (c->size == 1) {
-        if (count && send != recv)
-            memmove(recv, send, count * es);
-        return 0;
-    }
     start = comm_block_start(count, c->size, c->rank, &len);
     if ((r = comm_exchange(c, "reducescatter", (int64_t)count, dt, op, send,
                            count * es, &slots)) != 0)

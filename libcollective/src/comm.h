@@ -95,6 +95,12 @@ int comm_allreduce_halves(gloo_ctx *g, int rank, const void *send, void *recv,
 void comm_reduce_into(void *acc, const void *x, size_t n, coll_dtype dt,
                       coll_op op);
 
+/* What allreduce and reducescatter (kind: DEV_ALLREDUCE or
+ * DEV_REDUCESCATTER) do first: check the arguments, hand GPU buffers to
+ * NCCL, finish a job of one. 1 when the call is over (*result is its
+ * result), 0 to go on. */
+int comm_reduce_begin(coll_comm *c, int kind, const void *send, void *recv,
+                      size_t count, coll_dtype dt, coll_op op, int *result);
 /* 0, or COLL_EINVAL for NULL, or COLL_EDEAD after a transport failure. */
 int comm_usable(coll_comm *c);
 
