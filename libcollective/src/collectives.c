@@ -40,31 +40,10 @@ comm_usable(coll_comm *c)
     return 0;
 }
 
-/* A buffer the ranks agreed on, over 4 KiB: in two levels when asked
- * (hierarchical.c), else one Gloo ring allreduce. op is not avg. */
 static int
-reduce_large(coll_comm *c, void *buf, size_t count, coll_dtype dt, coll_op op)
-{
-    int r;
-
-    if (comm_hier_wanted(c))
-        return comm_hier_allreduce(c, buf, count, dt, op);
-    r = gb_allreduce(c->gloo, buf, count, dt, op, c->last_error,
-                     sizeof(c->last_error));
-    return r ? comm_fail(c, r, "%s", c->last_error) : 0;
-}
-
-/* Two ranks: each reduces one half (the reduce-scatter ring of one step,
- * reading send, writing its half of recv), then they swap halves. No copy
- * of send into recv first, and Gloo's allreduce is slow at mid sizes on
- * two ranks: coll_bench, out of place, in turns, busbw 1 MiB ~0.50 ->
- * ~0.84, 4 MiB ~0.89 -> ~1.14, 64 MiB ~0.87 -> ~0.97 GB/s. (On 4 ranks
- * the same two steps were slower than Gloo's ring: 0.54 against 0.74 at
- * 64 MiB.) */
-int
-comm_allreduce_halves(gloo_ctx *g, int rank, const void *send, void *recv,
-                      size_t count, coll_dtype dt, coll_op op, char *err,
-                      size_t errlen)
+allreduce_halves(gloo_ctx *g, int rank, const void *send, void *recv,
+                 size_t count, coll_dtype dt, coll_op op, char *err,
+                 size_t errlen)
 {
     size_t es = coll_dtype_size(dt), counts[2], bytes[2], start;
     int r;
@@ -76,6 +55,21 @@ comm_allreduce_halves(gloo_ctx *g, int rank, const void *send, void *recv,
     r = gb_reducescatter(g, send, (char *)recv + start * es, counts, dt, op,
                          comm_reduce_into, err, errlen);
     return r ? r : gb_allgatherv(g, NULL, recv, bytes, err, errlen);
+}
+
+int
+comm_gloo_allreduce(gloo_ctx *g, int rank, int size, const void *send,
+                    void *recv, size_t count, coll_dtype dt, coll_op op,
+                    char *err, size_t errlen)
+{
+    size_t bytes = count * coll_dtype_size(dt);
+
+    if (size == 2 && bytes > COMM_SMALL_BYTES)
+        return allreduce_halves(g, rank, send, recv, count, dt, op, err,
+                                errlen);
+    if (send != recv && bytes)
+        memmove(recv, send, bytes);
+    return gb_allreduce(g, recv, count, dt, op, err, errlen);
 }
 
 int
@@ -123,19 +117,15 @@ coll_allreduce(coll_comm *c, const void *send, void *recv, size_t count,
                            count * es, &slots)) != 0)
         return r;
     if (count * es <= COMM_SMALL_BYTES) {
-        /* in rank order on every rank: the same bits everywhere */
-        memcpy(recv, comm_slot_data(slots, 0), count * es);
-        for (int i = 1; i < c->size; i++)
-            comm_reduce_into(recv, comm_slot_data(slots, i), count, dt, how);
-    } else if (c->size == 2 && !comm_hier_wanted(c)) {
-        r = comm_allreduce_halves(c->gloo, c->rank, send, recv, count, dt, how,
-                                  c->last_error, sizeof(c->last_error));
-        if (r != 0)
-            r = comm_fail(c, r, "%s", c->last_error);
-    } else {
+        comm_reduce_slots(slots, c->size, recv, 0, count, dt, how);
+    } else if (comm_hier_wanted(c)) { /* two levels: hierarchical.c */
         if (send != recv)
             memmove(recv, send, count * es);
-        r = reduce_large(c, recv, count, dt, how);
+        r = comm_hier_allreduce(c, recv, count, dt, how);
+    } else if ((r = comm_gloo_allreduce(c->gloo, c->rank, c->size, send, recv,
+                                        count, dt, how, c->last_error,
+                                        sizeof(c->last_error))) != 0) {
+        r = comm_fail(c, r, "%s", c->last_error);
     }
     free(slots);
     if (r == 0 && op == COLL_OP_AVG)

@@ -124,20 +124,6 @@ comm_block_start(size_t count, int size, int r, size_t *len)
     return base * (size_t)r + ((size_t)r < extra ? (size_t)r : extra);
 }
 
-/* Every rank's whole buffer went with the check: reduce this rank's
- * block in rank order (the same bits everywhere). */
-static void
-reduce_block_from_slots(const char *slots, int size, void *recv, size_t start,
-                        size_t len, coll_dtype dt, coll_op op)
-{
-    size_t es = coll_dtype_size(dt);
-
-    memcpy(recv, comm_slot_data(slots, 0) + start * es, len * es);
-    for (int i = 1; i < size; i++)
-        comm_reduce_into(recv, comm_slot_data(slots, i) + start * es, len, dt,
-                         op);
-}
-
 /* A ring: each rank sends its data once. */
 static int
 reduce_block_by_ring(coll_comm *c, const void *send, void *recv, size_t count,
@@ -171,12 +157,10 @@ coll_reducescatter(coll_comm *c, const void *send, void *recv, size_t count,
     if ((r = comm_exchange(c, "reducescatter", (int64_t)count, dt, op, send,
                            count * es, &slots)) != 0)
         return r;
-    if (count * es <= COMM_SMALL_BYTES) {
-        if (len)
-            reduce_block_from_slots(slots, c->size, recv, start, len, dt, how);
-    } else {
+    if (count * es <= COMM_SMALL_BYTES)
+        comm_reduce_slots(slots, c->size, recv, start, len, dt, how);
+    else
         r = reduce_block_by_ring(c, send, recv, count, dt, how);
-    }
     free(slots);
     if (r == 0 && op == COLL_OP_AVG)
         comm_scale_avg(recv, len, dt, c->size);

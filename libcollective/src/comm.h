@@ -86,11 +86,16 @@ int64_t comm_digest(const size_t *counts, int n);
 int comm_agree_pairs(coll_comm *c, int64_t dt, const size_t *send_counts,
                      const size_t *recv_counts, const void *data, size_t bytes,
                      char **slots);
-/* Allreduce on a context of two ranks by halves (collectives.c): send
+/* Elements start .. start + len of every rank's slot data, reduced in
+ * rank order into out (the same bits on every rank). */
+void comm_reduce_slots(const char *slots, int size, void *out, size_t start,
+                       size_t len, coll_dtype dt, coll_op op);
+/* An allreduce of more than COMM_SMALL_BYTES on a Gloo context of size
+ * ranks (collectives.c): by halves on two ranks, else Gloo's ring. send
  * may be recv; op is not avg. */
-int comm_allreduce_halves(gloo_ctx *g, int rank, const void *send, void *recv,
-                          size_t count, coll_dtype dt, coll_op op, char *err,
-                          size_t errlen);
+int comm_gloo_allreduce(gloo_ctx *g, int rank, int size, const void *send,
+                        void *recv, size_t count, coll_dtype dt, coll_op op,
+                        char *err, size_t errlen);
 /* acc = acc op x, elementwise, for every type (op is not avg). */
 void comm_reduce_into(void *acc, const void *x, size_t n, coll_dtype dt,
                       coll_op op);

@@ -66,3 +66,17 @@ comm_exchange(coll_comm *c, const char *what, int64_t a, int64_t b, int64_t d,
     *slots = all;
     return 0;
 }
+
+void
+comm_reduce_slots(const char *slots, int size, void *out, size_t start,
+                  size_t len, coll_dtype dt, coll_op op)
+{
+    size_t es = coll_dtype_size(dt);
+
+    if (len == 0)
+        return;
+    memcpy(out, comm_slot_data(slots, 0) + start * es, len * es);
+    for (int i = 1; i < size; i++)
+        comm_reduce_into(out, comm_slot_data(slots, i) + start * es, len, dt,
+                         op);
+}

@@ -153,20 +153,6 @@ run_other(fusion *f, coll_request *q, char *err, size_t errlen)
     return gb_broadcast(f->gloo, q->recv, bytes, q->root, err, errlen);
 }
 
-/* One allreduce on the thread's context: by halves on two ranks (as the
- * blocking call), else Gloo's ring. */
-static int
-reduce(fusion *f, const void *send, void *recv, size_t count, coll_dtype dt,
-       coll_op op, char *err, size_t errlen)
-{
-    if (f->size == 2 && count * coll_dtype_size(dt) > COMM_SMALL_BYTES)
-        return comm_allreduce_halves(f->gloo, f->rank, send, recv, count, dt,
-                                     op, err, errlen);
-    if (send != recv && count)
-        memmove(recv, send, count * coll_dtype_size(dt));
-    return gb_allreduce(f->gloo, recv, count, dt, op, err, errlen);
-}
-
 /* One collective for a group of requests of one type and op: packed into
  * the fusion buffer unless it is a single request. */
 static int
@@ -187,7 +173,8 @@ run_group(fusion *f, coll_request **g, int ng, char *err, size_t errlen)
     }
     if (ng == 1) {
         coll_request *q = g[0];
-        r = reduce(f, q->send, q->recv, q->count, q->dt, op, err, errlen);
+        r = comm_gloo_allreduce(f->gloo, f->rank, f->size, q->send, q->recv,
+                                q->count, q->dt, op, err, errlen);
         if (r == 0 && q->op == COLL_OP_AVG)
             comm_scale_avg(q->recv, q->count, q->dt, f->size);
         return r;
@@ -199,7 +186,8 @@ run_group(fusion *f, coll_request **g, int ng, char *err, size_t errlen)
         return COLL_ENOMEM;
     for (int i = 0; i < ng; off += g[i++]->count * es)
         memcpy(buf + off, g[i]->send, g[i]->count * es);
-    r = reduce(f, buf, buf, total, g[0]->dt, op, err, errlen);
+    r = comm_gloo_allreduce(f->gloo, f->rank, f->size, buf, buf, total,
+                            g[0]->dt, op, err, errlen);
     off = 0;
     for (int i = 0; r == 0 && i < ng; off += g[i++]->count * es)
         if (g[i]->op == COLL_OP_AVG) /* divided on the way out */
