@@ -20,9 +20,9 @@ name_id(const char *name)
     return h >> 1;
 }
 
-/* Checks the arguments, then runs the request at once in a job of one
- * (with `alone`, the blocking call) or queues it with the fusion thread;
- * *out gets it. */
+/* Checks the arguments (an allreduce's op and a broadcast's root too),
+ * then runs the request at once in a job of one (with `alone`, the
+ * blocking call) or queues it with the fusion thread; *out gets it. */
 static int
 queue_request(coll_comm *c, const char *what, const char *name,
               const coll_request *fields,
@@ -39,6 +39,12 @@ queue_request(coll_comm *c, const char *what, const char *name,
         coll_dtype_size(fields->dt) == 0 ||
         (fields->count && (fields->send == NULL || fields->recv == NULL)))
         return comm_fail(c, COLL_EINVAL, "%s: bad argument", what);
+    if (fields->kind == REQ_ALLREDUCE &&
+        (fields->op < COLL_OP_SUM || fields->op > COLL_OP_PROD))
+        return comm_fail(c, COLL_EINVAL, "%s: bad op", what);
+    if (fields->kind == REQ_BROADCAST &&
+        (fields->root < 0 || fields->root >= c->size))
+        return comm_fail(c, COLL_EINVAL, "%s: bad root", what);
     if ((q = malloc(sizeof(*q))) == NULL)
         return comm_fail(c, COLL_ENOMEM, "out of memory");
     *q = *fields;
@@ -85,11 +91,6 @@ coll_allreduce_async(coll_comm *c, const char *name, const void *send,
                      void *recv, size_t count, coll_dtype dt, coll_op op,
                      coll_request **out)
 {
-    if (c && (op < COLL_OP_SUM || op > COLL_OP_PROD)) {
-        if (out)
-            *out = NULL;
-        return comm_fail(c, COLL_EINVAL, "allreduce_async: bad op");
-    }
     return queue_request(c, "allreduce_async", name,
                          &(coll_request){.send = send,
                                          .recv = recv,
@@ -118,11 +119,6 @@ int
 coll_broadcast_async(coll_comm *c, const char *name, void *buf, size_t count,
                      coll_dtype dt, int root, coll_request **out)
 {
-    if (c && (root < 0 || root >= c->size)) {
-        if (out)
-            *out = NULL;
-        return comm_fail(c, COLL_EINVAL, "broadcast_async: bad root");
-    }
     return queue_request(c, "broadcast_async", name,
                          &(coll_request){.send = buf,
                                          .recv = buf,
