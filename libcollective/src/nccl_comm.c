@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "collective.h"
+#include "comm.h"
 #include "mono_clock.h"
 #include "nccl_comm.h"
 
@@ -236,4 +237,28 @@ dev_comm_free(dev_comm *d)
         nc_leave(prev);
     }
     free(d);
+}
+
+int
+nc_run(dev_comm **dc, hvdd_client *kv, const char *key, int rank, int size,
+       int device, const char *what,
+       ncclResult_t (*start)(dev_comm *, const void *), const void *arg,
+       char *err, size_t errlen)
+{
+    int prev, r;
+
+    if (*dc == NULL && (r = nc_open(dc, kv, key, rank, size, device,
+                                    comm_timeout_ms(), err, errlen)) != 0)
+        return r;
+    if ((*dc)->aborted) {
+        snprintf(err, errlen, "%s: the NCCL communicator failed earlier", what);
+        return COLL_EDEAD;
+    }
+    if ((r = nc_enter(*dc, &prev, err, errlen)) != 0)
+        return r;
+    r = nc_issued(*dc, start(*dc, arg), what, err, errlen);
+    if (r == 0)
+        r = nc_wait(*dc, what, err, errlen);
+    nc_leave(prev);
+    return r;
 }

@@ -42,4 +42,12 @@ int nc_issued(dev_comm *d, ncclResult_t r, const char *what, char *err,
  * error, up to the timeout; aborts the communicator on failure. */
 int nc_wait(dev_comm *d, const char *what, char *err, size_t errlen);
 
+/* What every NCCL operation does: makes *dc at the first call (nc_open's
+ * arguments), refuses an aborted one, runs start(*dc, arg) on its GPU and
+ * stream, and waits for it (nc_issued, nc_wait). */
+int nc_run(dev_comm **dc, hvdd_client *kv, const char *key, int rank, int size,
+           int device, const char *what,
+           ncclResult_t (*start)(dev_comm *, const void *), const void *arg,
+           char *err, size_t errlen);
+
 #endif

@@ -146,14 +146,14 @@ agree(coll_comm *c, const dev_op *o, const char *what)
     return 0;
 }
 
-/* Point-to-point rounds in one group: alltoall (counts NULL) and
- * alltoallv. */
+/* Point-to-point rounds (in one group, see grouped): alltoall (counts
+ * NULL) and alltoallv. */
 static ncclResult_t
 exchange_blocks(dev_comm *d, const dev_op *o, size_t es)
 {
     ncclDataType_t t = nccl_type(o->dt);
     size_t soff = 0, roff = 0;
-    ncclResult_t r = ncclGroupStart();
+    ncclResult_t r = ncclSuccess;
 
     for (int p = 0; r == ncclSuccess && p < d->size; p++) {
         size_t sn = o->counts ? o->counts[p] : o->count;
@@ -167,17 +167,16 @@ exchange_blocks(dev_comm *d, const dev_op *o, size_t es)
         soff += sn;
         roff += rn;
     }
-    ncclResult_t end = ncclGroupEnd();
-    return r != ncclSuccess ? r : end;
+    return r;
 }
 
-/* Every rank's part, from its own root, in one group. */
+/* Every rank's part, from its own root (in one group). */
 static ncclResult_t
 gather_parts(dev_comm *d, const dev_op *o, size_t es)
 {
     ncclDataType_t t = nccl_type(o->dt);
     size_t off = 0;
-    ncclResult_t r = ncclGroupStart();
+    ncclResult_t r = ncclSuccess;
 
     for (int p = 0; r == ncclSuccess && p < d->size; off += o->counts[p++])
         if (o->counts[p])
@@ -185,16 +184,15 @@ gather_parts(dev_comm *d, const dev_op *o, size_t es)
                                            : (char *)o->recv + off * es,
                               (char *)o->recv + off * es, o->counts[p], t, p,
                               d->nccl, d->stream);
-    ncclResult_t end = ncclGroupEnd();
-    return r != ncclSuccess ? r : end;
+    return r;
 }
 
-/* Uneven blocks: one reduce per block to its owner, in one group. */
+/* Uneven blocks: one reduce per block to its owner (in one group). */
 static ncclResult_t
 reduce_blocks(dev_comm *d, const dev_op *o, size_t es)
 {
     ncclDataType_t t = nccl_type(o->dt);
-    ncclResult_t r = ncclGroupStart();
+    ncclResult_t r = ncclSuccess;
     size_t len;
 
     for (int p = 0; r == ncclSuccess && p < d->size; p++) {
@@ -203,13 +201,26 @@ reduce_blocks(dev_comm *d, const dev_op *o, size_t es)
             r = ncclReduce((const char *)o->send + start * es, o->recv, len, t,
                            nccl_op(o->op), p, d->nccl, d->stream);
     }
-    ncclResult_t end = ncclGroupEnd();
+    return r;
+}
+
+/* calls' NCCL calls as one group, so that NCCL runs them together. */
+static ncclResult_t
+grouped(ncclResult_t (*calls)(dev_comm *, const dev_op *, size_t), dev_comm *d,
+        const dev_op *o, size_t es)
+{
+    ncclResult_t r = ncclGroupStart(), end;
+
+    if (r == ncclSuccess)
+        r = calls(d, o, es);
+    end = ncclGroupEnd();
     return r != ncclSuccess ? r : end;
 }
 
 static ncclResult_t
-enqueue(dev_comm *d, const dev_op *o)
+enqueue(dev_comm *d, const void *arg)
 {
+    const dev_op *o = arg;
     size_t es = coll_dtype_size(o->dt);
     ncclDataType_t t = nccl_type(o->dt);
 
@@ -227,10 +238,10 @@ enqueue(dev_comm *d, const dev_op *o)
                                         d->stream)
                         : ncclSuccess;
     case DEV_ALLGATHERV:
-        return gather_parts(d, o, es);
+        return grouped(gather_parts, d, o, es);
     case DEV_ALLTOALL:
     case DEV_ALLTOALLV:
-        return exchange_blocks(d, o, es);
+        return grouped(exchange_blocks, d, o, es);
     case DEV_REDUCESCATTER:
         if (o->count % (size_t)d->size == 0)
             return o->count
@@ -238,7 +249,7 @@ enqueue(dev_comm *d, const dev_op *o)
                                            o->count / (size_t)d->size, t,
                                            nccl_op(o->op), d->nccl, d->stream)
                        : ncclSuccess;
-        return reduce_blocks(d, o, es);
+        return grouped(reduce_blocks, d, o, es);
     }
     return ncclInvalidArgument;
 }
@@ -248,39 +259,33 @@ dev_collective(coll_comm *c, const dev_op *o)
 {
     const char *what = kind_names[o->kind];
     char key[64];
-    int device, prev, r;
+    int device, r;
 
     if ((device = buffers_device(c, o, what)) < 0)
         return device;
     if ((r = agree(c, o, what)) != 0)
         return r;
     snprintf(key, sizeof(key), "%s-blocking", c->prefix);
-    if (c->dev == NULL &&
-        (r = nc_open(&c->dev, c->client, key, c->rank, c->size, device,
-                     comm_timeout_ms(), c->last_error,
-                     sizeof(c->last_error))) != 0)
-        return comm_fail(c, r, "%s", c->last_error);
-    if (c->dev->aborted)
-        return comm_fail(c, COLL_EDEAD,
-                         "%s: the NCCL communicator failed "
-                         "earlier",
-                         what);
-    if ((r = nc_enter(c->dev, &prev, c->last_error, sizeof(c->last_error))) !=
-        0)
-        return comm_fail(c, r, "%s", c->last_error);
-    r = nc_issued(c->dev, enqueue(c->dev, o), what, c->last_error,
-                  sizeof(c->last_error));
-    if (r == 0)
-        r = nc_wait(c->dev, what, c->last_error, sizeof(c->last_error));
-    nc_leave(prev);
+    r = nc_run(&c->dev, c->client, key, c->rank, c->size, device, what, enqueue,
+               o, c->last_error, sizeof(c->last_error));
     return r ? comm_fail(c, r, "%s", c->last_error) : 0;
 }
 
 /* Packs the group into the device fusion buffer (grown to threshold at
  * most), reduces it in place, unpacks: all queued on one stream. */
+typedef struct fused_group {
+    coll_request **g;
+    int ng;
+    size_t threshold;
+} fused_group;
+
 static ncclResult_t
-fused(dev_comm *d, coll_request **g, int ng, size_t threshold)
+fused(dev_comm *d, const void *arg)
 {
+    const fused_group *fg = arg;
+    coll_request **g = fg->g;
+    int ng = fg->ng;
+    size_t threshold = fg->threshold;
     size_t es = coll_dtype_size(g[0]->dt), total = 0, off = 0;
     ncclDataType_t t = nccl_type(g[0]->dt);
     ncclResult_t r;
@@ -320,7 +325,7 @@ dev_fused_allreduce(dev_comm **dc, hvdd_client *kv, const char *key, int rank,
                     int size, coll_request **g, int ng, size_t threshold,
                     char *err, size_t errlen)
 {
-    int device = nc_buffer_device(g[0]->recv), prev, r;
+    int device = nc_buffer_device(g[0]->recv);
 
     for (int i = 0; i < ng; i++)
         if (nc_buffer_device(g[i]->send) != device ||
@@ -330,21 +335,6 @@ dev_fused_allreduce(dev_comm **dc, hvdd_client *kv, const char *key, int rank,
                      g[i]->name);
             return COLL_EINVAL;
         }
-    if (*dc == NULL && (r = nc_open(dc, kv, key, rank, size, device,
-                                    comm_timeout_ms(), err, errlen)) != 0)
-        return r;
-    if ((*dc)->aborted) {
-        snprintf(err, errlen,
-                 "the fusion thread's NCCL communicator failed "
-                 "earlier");
-        return COLL_EDEAD;
-    }
-    if ((r = nc_enter(*dc, &prev, err, errlen)) != 0)
-        return r;
-    r = nc_issued(*dc, fused(*dc, g, ng, threshold), "allreduce_async", err,
-                  errlen);
-    if (r == 0)
-        r = nc_wait(*dc, "allreduce_async", err, errlen);
-    nc_leave(prev);
-    return r;
+    return nc_run(dc, kv, key, rank, size, device, "allreduce_async", fused,
+                  &(fused_group){g, ng, threshold}, err, errlen);
 }
