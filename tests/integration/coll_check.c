@@ -94,6 +94,14 @@ reference(coll_op op, coll_dtype dt, int size, size_t i)
     return acc;
 }
 
+/* got is the reference's value: exactly, or for avg within AVG_SLACK. */
+static int
+matches(double got, double want, coll_op op)
+{
+    return got == want ||
+           (op == COLL_OP_AVG && fabs(got - want) <= AVG_SLACK * fabs(want));
+}
+
 static void
 check_allreduce(coll_comm *c, coll_dtype dt, coll_op op, size_t n, int in_place)
 {
@@ -110,8 +118,7 @@ check_allreduce(coll_comm *c, coll_dtype dt, coll_op op, size_t n, int in_place)
     for (size_t i = 0; i < n; i++) {
         double got = get(in_place ? send : recv, dt, i);
         double want = reference(op, dt, size, i);
-        if (got != want &&
-            !(op == COLL_OP_AVG && fabs(got - want) <= AVG_SLACK * fabs(want)))
+        if (!matches(got, want, op))
             FAIL("allreduce dt %d op %d n %zu in_place %d: [%zu] = %.17g, want "
                  "%.17g",
                  dt, op, n, in_place, i, got, want);
@@ -280,8 +287,7 @@ check_reducescatter(coll_comm *c, size_t n, coll_dtype dt, coll_op op)
     for (size_t i = 0; i < len; i++) {
         double got = get(out, dt, i);
         double want = reference(op, dt, (int)size, start + i);
-        if (got != want &&
-            !(op == COLL_OP_AVG && fabs(got - want) <= AVG_SLACK * fabs(want)))
+        if (!matches(got, want, op))
             FAIL("reducescatter n %zu dt %d op %d: [%zu] = %.17g, want %.17g",
                  n, dt, op, start + i, got, want);
     }
@@ -359,9 +365,7 @@ check_async(coll_comm *c)
         for (size_t j = 0; j < n; j++) {
             double want =
                 reference(async_op(i), COLL_DT_F32, size, j + (size_t)i);
-            if (out[i][j] != want &&
-                !(async_op(i) == COLL_OP_AVG &&
-                  fabs(out[i][j] - want) <= AVG_SLACK * fabs(want)))
+            if (!matches(out[i][j], want, async_op(i)))
                 FAIL("async grad/%d [%zu] = %g, want %g", i, j, out[i][j],
                      want);
         }
