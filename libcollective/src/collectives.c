@@ -40,38 +40,6 @@ comm_usable(coll_comm *c)
     return 0;
 }
 
-static int
-allreduce_halves(gloo_ctx *g, int rank, const void *send, void *recv,
-                 size_t count, coll_dtype dt, coll_op op, char *err,
-                 size_t errlen)
-{
-    size_t es = coll_dtype_size(dt), counts[2], bytes[2], start;
-    int r;
-
-    start = comm_block_start(count, 2, rank, &counts[rank]);
-    comm_block_start(count, 2, 1 - rank, &counts[1 - rank]);
-    bytes[0] = counts[0] * es;
-    bytes[1] = counts[1] * es;
-    r = gb_reducescatter(g, send, (char *)recv + start * es, counts, dt, op,
-                         comm_reduce_into, err, errlen);
-    return r ? r : gb_allgatherv(g, NULL, recv, bytes, err, errlen);
-}
-
-int
-comm_gloo_allreduce(gloo_ctx *g, int rank, int size, const void *send,
-                    void *recv, size_t count, coll_dtype dt, coll_op op,
-                    char *err, size_t errlen)
-{
-    size_t bytes = count * coll_dtype_size(dt);
-
-    if (size == 2 && bytes > COMM_SMALL_BYTES)
-        return allreduce_halves(g, rank, send, recv, count, dt, op, err,
-                                errlen);
-    if (send != recv && bytes)
-        memmove(recv, send, bytes);
-    return gb_allreduce(g, recv, count, dt, op, err, errlen);
-}
-
 int
 comm_reduce_begin(coll_comm *c, int kind, const void *send, void *recv,
                   size_t count, coll_dtype dt, coll_op op, int *result)
@@ -108,6 +76,7 @@ coll_allreduce(coll_comm *c, const void *send, void *recv, size_t count,
 {
     size_t es = coll_dtype_size(dt);
     coll_op how = op == COLL_OP_AVG ? COLL_OP_SUM : op;
+    int divide = op == COLL_OP_AVG; /* after a sum, where not done yet */
     char *slots;
     int r;
 
@@ -122,13 +91,15 @@ coll_allreduce(coll_comm *c, const void *send, void *recv, size_t count,
         if (send != recv)
             memmove(recv, send, count * es);
         r = comm_hier_allreduce(c, recv, count, dt, how);
-    } else if ((r = comm_gloo_allreduce(c->gloo, c->rank, c->size, send, recv,
-                                        count, dt, how, c->last_error,
-                                        sizeof(c->last_error))) != 0) {
-        r = comm_fail(c, r, "%s", c->last_error);
+    } else { /* the TCP ring divides avg itself */
+        r = ring_allreduce(c->ring, send, recv, count, dt, op, c->last_error,
+                           sizeof(c->last_error));
+        divide = 0;
+        if (r != 0)
+            r = comm_fail(c, r, "%s", c->last_error);
     }
     free(slots);
-    if (r == 0 && op == COLL_OP_AVG)
+    if (r == 0 && divide)
         comm_scale_avg(recv, count, dt, c->size);
     return r;
 }

@@ -8,6 +8,7 @@
 #include "client.h"
 #include "collective.h"
 #include "gloo_backend.h"
+#include "tcp_ring.h"
 
 struct coll_comm {
     int rank, size;
@@ -15,6 +16,7 @@ struct coll_comm {
     int cross_rank, cross_size;
     hvdd_client *client;         /* NULL for a job of one */
     gloo_ctx *gloo;              /* NULL for a job of one */
+    tcp_ring *ring;              /* beside it, for large allreduces */
     gloo_ctx *local_gloo;        /* this host's ranks, once needed */
     gloo_ctx *cross_gloo;        /* local_rank 0 of every host, once needed */
     char prefix[32];             /* of the global context's keys */
@@ -90,13 +92,10 @@ int comm_agree_pairs(coll_comm *c, int64_t dt, const size_t *send_counts,
  * rank order into out (the same bits on every rank). */
 void comm_reduce_slots(const char *slots, int size, void *out, size_t start,
                        size_t len, coll_dtype dt, coll_op op);
-/* An allreduce of more than COMM_SMALL_BYTES on a Gloo context of size
- * ranks (collectives.c): by halves on two ranks, else Gloo's ring. send
- * may be recv; op is not avg. */
-int comm_gloo_allreduce(gloo_ctx *g, int rank, int size, const void *send,
-                        void *recv, size_t count, coll_dtype dt, coll_op op,
-                        char *err, size_t errlen);
-/* acc = acc op x, elementwise, for every type (op is not avg). */
+/* dst = a op b, elementwise, for every type (op is not avg; dst may be
+ * a); comm_reduce_into: acc = acc op x. */
+void comm_reduce_to(void *dst, const void *a, const void *b, size_t n,
+                    coll_dtype dt, coll_op op);
 void comm_reduce_into(void *acc, const void *x, size_t n, coll_dtype dt,
                       coll_op op);
 

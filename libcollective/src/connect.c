@@ -102,6 +102,8 @@ comm_connect(coll_comm *c)
                    iface, timeout_ms, c->last_error, sizeof(c->last_error));
     if (r == COLL_ETRANSPORT)
         r = COLL_ERENDEZVOUS;
+    if (r == 0 && (c->ring = ring_new(prefix, c->rank, c->size)) == NULL)
+        r = comm_fail(c, COLL_ENOMEM, "out of memory");
     return r ? r : comm_register(c, addr, (int)port, getenv("HVDD_TOKEN"));
 }
 
@@ -115,8 +117,10 @@ comm_disconnect(coll_comm *c)
     gb_free(c->local_gloo);
     gb_free(c->cross_gloo);
     gb_free(c->gloo);
+    ring_free(c->ring);
     hvdd_client_free(c->client);
     c->local_gloo = c->cross_gloo = NULL;
     c->gloo = NULL;
+    c->ring = NULL;
     c->client = NULL;
 }

@@ -1,6 +1,7 @@
 /* The element loops of libcollective's own reductions: the small-buffer
- * allreduce (comm_reduce_into) and avg's division (comm_scale_avg), which
- * runs over every byte of a large or fused allreduce. Type and op are
+ * allreduce and the TCP ring's (comm_reduce_to), and avg's division
+ * (comm_scale_avg), which runs over every byte of a large or fused
+ * allreduce. Type and op are
  * chosen outside the loops, so that each loop is one plain operation the
  * compiler can vectorise (this file is built with -O3). */
 #include <stdint.h>
@@ -61,27 +62,27 @@ comm_scale_avg(void *buf, size_t count, coll_dtype dt, int size)
     comm_scale_avg_into(buf, buf, count, dt, size);
 }
 
-/* acc[i] = acc[i] op x[i] for one type. */
-#define REDUCE_AS(T, acc, x, n, op)                                            \
+/* dst[i] = a[i] op b[i] for one type (dst may be a). */
+#define REDUCE_AS(T, dst, a, b, n, op)                                         \
     do {                                                                       \
-        T *a_ = (T *)(acc);                                                    \
-        const T *b_ = (const T *)(x);                                          \
+        T *d_ = (T *)(dst);                                                    \
+        const T *a_ = (const T *)(a), *b_ = (const T *)(b);                    \
         switch (op) {                                                          \
         case COLL_OP_MIN:                                                      \
             for (size_t i_ = 0; i_ < (n); i_++)                                \
-                a_[i_] = b_[i_] < a_[i_] ? b_[i_] : a_[i_];                    \
+                d_[i_] = b_[i_] < a_[i_] ? b_[i_] : a_[i_];                    \
             break;                                                             \
         case COLL_OP_MAX:                                                      \
             for (size_t i_ = 0; i_ < (n); i_++)                                \
-                a_[i_] = b_[i_] > a_[i_] ? b_[i_] : a_[i_];                    \
+                d_[i_] = b_[i_] > a_[i_] ? b_[i_] : a_[i_];                    \
             break;                                                             \
         case COLL_OP_PROD:                                                     \
             for (size_t i_ = 0; i_ < (n); i_++)                                \
-                a_[i_] = (T)(a_[i_] * b_[i_]);                                 \
+                d_[i_] = (T)(a_[i_] * b_[i_]);                                 \
             break;                                                             \
         default:                                                               \
             for (size_t i_ = 0; i_ < (n); i_++)                                \
-                a_[i_] = (T)(a_[i_] + b_[i_]);                                 \
+                d_[i_] = (T)(a_[i_] + b_[i_]);                                 \
         }                                                                      \
     } while (0)
 
@@ -101,39 +102,46 @@ half_op(float a, float b, coll_op op)
 }
 
 void
-comm_reduce_into(void *acc, const void *x, size_t n, coll_dtype dt, coll_op op)
+comm_reduce_to(void *dst, const void *a, const void *b, size_t n, coll_dtype dt,
+               coll_op op)
 {
-    uint16_t *h = acc;
-    const uint16_t *g = x;
+    uint16_t *h = dst;
+    const uint16_t *ha = a, *hb = b;
 
     switch (dt) {
     case COLL_DT_U8:
-        REDUCE_AS(uint8_t, acc, x, n, op);
+        REDUCE_AS(uint8_t, dst, a, b, n, op);
         break;
     case COLL_DT_I8:
-        REDUCE_AS(int8_t, acc, x, n, op);
+        REDUCE_AS(int8_t, dst, a, b, n, op);
         break;
     case COLL_DT_I32:
-        REDUCE_AS(int32_t, acc, x, n, op);
+        REDUCE_AS(int32_t, dst, a, b, n, op);
         break;
     case COLL_DT_I64:
-        REDUCE_AS(int64_t, acc, x, n, op);
+        REDUCE_AS(int64_t, dst, a, b, n, op);
         break;
     case COLL_DT_F32:
-        REDUCE_AS(float, acc, x, n, op);
+        REDUCE_AS(float, dst, a, b, n, op);
         break;
     case COLL_DT_F64:
-        REDUCE_AS(double, acc, x, n, op);
+        REDUCE_AS(double, dst, a, b, n, op);
         break;
     case COLL_DT_F16:
         for (size_t i = 0; i < n; i++)
             h[i] = coll_f32_to_f16(
-                half_op(coll_f16_to_f32(h[i]), coll_f16_to_f32(g[i]), op));
+                half_op(coll_f16_to_f32(ha[i]), coll_f16_to_f32(hb[i]), op));
         break;
     case COLL_DT_BF16:
         for (size_t i = 0; i < n; i++)
             h[i] = coll_f32_to_bf16(
-                half_op(coll_bf16_to_f32(h[i]), coll_bf16_to_f32(g[i]), op));
+                half_op(coll_bf16_to_f32(ha[i]), coll_bf16_to_f32(hb[i]), op));
         break;
     }
+}
+
+void
+comm_reduce_into(void *acc, const void *x, size_t n, coll_dtype dt, coll_op op)
+{
+    comm_reduce_to(acc, acc, x, n, dt, op);
 }

@@ -153,14 +153,13 @@ run_other(fusion *f, coll_request *q, char *err, size_t errlen)
     return gb_broadcast(f->gloo, q->recv, bytes, q->root, err, errlen);
 }
 
-/* One collective for a group of requests of one type and op: packed into
- * the fusion buffer unless it is a single request. */
+/* One collective for a group of requests of one type and op: on the
+ * host, the TCP ring takes the requests' buffers as one (nothing is
+ * copied); on GPUs they are packed into a device fusion buffer. */
 static int
 run_group(fusion *f, coll_request **g, int ng, char *err, size_t errlen)
 {
-    size_t es = coll_dtype_size(g[0]->dt), total = 0, off = 0;
-    coll_op op = g[0]->op == COLL_OP_AVG ? COLL_OP_SUM : g[0]->op;
-    char *buf;
+    ring_piece *piece;
     int r;
 
     if (g[0]->kind != REQ_ALLREDUCE)
@@ -171,30 +170,13 @@ run_group(fusion *f, coll_request **g, int ng, char *err, size_t errlen)
         return dev_fused_allreduce(&f->dev, f->kv, f->dev_key, f->rank, f->size,
                                    g, ng, f->threshold, err, errlen);
     }
-    if (ng == 1) {
-        coll_request *q = g[0];
-        r = comm_gloo_allreduce(f->gloo, f->rank, f->size, q->send, q->recv,
-                                q->count, q->dt, op, err, errlen);
-        if (r == 0 && q->op == COLL_OP_AVG)
-            comm_scale_avg(q->recv, q->count, q->dt, f->size);
-        return r;
-    }
-    for (int i = 0; i < ng; i++)
-        total += g[i]->count;
-    if ((buf = f->buffer) == NULL &&
-        (buf = f->buffer = malloc(f->threshold)) == NULL)
+    if ((piece = malloc((size_t)ng * sizeof(*piece))) == NULL)
         return COLL_ENOMEM;
-    for (int i = 0; i < ng; off += g[i++]->count * es)
-        memcpy(buf + off, g[i]->send, g[i]->count * es);
-    r = comm_gloo_allreduce(f->gloo, f->rank, f->size, buf, buf, total,
-                            g[0]->dt, op, err, errlen);
-    off = 0;
-    for (int i = 0; r == 0 && i < ng; off += g[i++]->count * es)
-        if (g[i]->op == COLL_OP_AVG) /* divided on the way out */
-            comm_scale_avg_into(g[i]->recv, buf + off, g[i]->count, g[i]->dt,
-                                f->size);
-        else
-            memcpy(g[i]->recv, buf + off, g[i]->count * es);
+    for (int i = 0; i < ng; i++)
+        piece[i] = (ring_piece){g[i]->send, g[i]->recv, g[i]->count};
+    r = ring_allreduce_pieces(f->ring, piece, ng, g[0]->dt, g[0]->op, err,
+                              errlen);
+    free(piece);
     return r;
 }
 
@@ -355,10 +337,13 @@ start(coll_comm *c)
     r = gb_connect(&f->gloo, c->client, "collective", prefix, c->rank, c->size,
                    comm_iface(), comm_timeout_ms(), c->last_error,
                    sizeof(c->last_error));
+    if (r == 0 && (f->ring = ring_new(prefix, c->rank, c->size)) == NULL)
+        r = comm_fail(c, COLL_ENOMEM, "out of memory");
     if (r == 0 && pthread_create(&f->thread, NULL, fusion_main, f) != 0)
         r = comm_fail(c, COLL_ENOMEM, "cannot start the fusion thread");
     if (r != 0) {
         gb_free(f->gloo);
+        ring_free(f->ring);
         free(f->hdrs);
         free(f->bytes);
         free(f);
@@ -384,7 +369,7 @@ comm_fusion_stop(coll_comm *c)
     dev_comm_free(f->dev);
     hvdd_client_free(f->kv);
     gb_free(f->gloo);
-    free(f->buffer);
+    ring_free(f->ring);
     free(f->hdrs);
     free(f->bytes);
     pthread_cond_destroy(&f->changed);

@@ -13,6 +13,7 @@
 
 #include "collective.h"
 #include "gloo_backend.h"
+#include "tcp_ring.h"
 
 /* What an async request does. */
 typedef enum req_kind { REQ_ALLREDUCE, REQ_ALLGATHER, REQ_BROADCAST } req_kind;
@@ -43,15 +44,15 @@ typedef struct fusion {
     int stopping; /* this rank wants to stop; the thread stops when all do */
     int stopped;
     gloo_ctx *gloo;
+    tcp_ring *ring;       /* for its large allreduces */
     struct dev_comm *dev; /* NCCL, at the first device group */
     hvdd_client *kv;      /* the thread's own, for NCCL's unique id */
     char dev_key[48];     /* where that id goes in hvdd's store */
     coll_request *pending;
     double cycle_ms;
     size_t threshold; /* fusion buffer bytes */
-    void *buffer;
-    int64_t *hdrs; /* the cycle's exchange: 2 per rank, in and out */
-    size_t *bytes; /* and each rank's entry bytes */
+    int64_t *hdrs;    /* the cycle's exchange: 2 per rank, in and out */
+    size_t *bytes;    /* and each rank's entry bytes */
     int rank, size;
     int dead;
     char error[512];

@@ -1,0 +1,285 @@
+/* Connecting the TCP ring: every rank listens on the address of the
+ * interface hvdd chose, puts "address port" in hvdd's store, connects to
+ * its right neighbour's and accepts its left neighbour, which says who it
+ * is first. Connecting before accepting cannot deadlock: the kernel
+ * completes a connection before anyone accepts it. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "comm.h"
+#include "tcp_ring.h"
+
+#define HELLO_MAGIC 0x48564452u /* "HVDR", then the sender's rank */
+
+typedef struct {
+    tcp_ring *g;
+    hvdd_client *kv;
+    struct timespec deadline;
+    char *err;
+    size_t errlen;
+} setup;
+
+static int fail(setup *s, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static int
+fail(setup *s, const char *fmt, ...)
+{
+    va_list ap;
+    int n = snprintf(s->err, s->errlen, "allreduce ring: ");
+
+    va_start(ap, fmt);
+    vsnprintf(s->err + n, s->errlen - (size_t)n, fmt, ap);
+    va_end(ap);
+    return COLL_ETRANSPORT;
+}
+
+static int
+ms_left(const setup *s)
+{
+    struct timespec now;
+    long ms;
+
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    ms = (s->deadline.tv_sec - now.tv_sec) * 1000L +
+         (s->deadline.tv_nsec - now.tv_nsec) / 1000000L;
+    return ms < 0 ? 0 : ms > INT32_MAX ? INT32_MAX : (int)ms;
+}
+
+/* Waits for events on fd until the set-up's deadline: 1, or 0 after it. */
+static int
+wait_for(const setup *s, int fd, short events)
+{
+    struct pollfd p = {fd, events, 0};
+    int n;
+
+    while ((n = poll(&p, 1, ms_left(s))) < 0 && errno == EINTR)
+        ;
+    return n > 0;
+}
+
+/* The interface's first IPv4 address, else its first global IPv6 one. */
+static int
+iface_address(const char *iface, struct sockaddr_storage *out)
+{
+    struct ifaddrs *all, *a;
+    int found = 0;
+
+    if (getifaddrs(&all) != 0)
+        return 0;
+    for (int family = AF_INET; !found && family != -1;
+         family = family == AF_INET ? AF_INET6 : -1)
+        for (a = all; !found && a; a = a->ifa_next) {
+            if (a->ifa_addr == NULL || a->ifa_addr->sa_family != family ||
+                strcmp(a->ifa_name, iface) != 0)
+                continue;
+            if (family == AF_INET6 &&
+                IN6_IS_ADDR_LINKLOCAL(
+                    &((struct sockaddr_in6 *)a->ifa_addr)->sin6_addr))
+                continue;
+            memcpy(out, a->ifa_addr,
+                   family == AF_INET ? sizeof(struct sockaddr_in)
+                                     : sizeof(struct sockaddr_in6));
+            found = 1;
+        }
+    freeifaddrs(all);
+    return found;
+}
+
+/* Listens on the interface's address and publishes "address port". */
+static int
+listen_and_publish(setup *s, int *out)
+{
+    struct sockaddr_storage a = {0};
+    socklen_t alen = sizeof(a);
+    char host[INET6_ADDRSTRLEN], serv[16], value[96], key[64];
+    const char *iface = comm_iface();
+    int fd;
+
+    if (!iface_address(iface, &a))
+        return fail(s, "interface '%s' has no usable address", iface);
+    if ((fd = socket(a.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0 ||
+        bind(fd, (struct sockaddr *)&a,
+             a.ss_family == AF_INET ? sizeof(struct sockaddr_in)
+                                    : sizeof(struct sockaddr_in6)) != 0 ||
+        listen(fd, 4) != 0 || getsockname(fd, (struct sockaddr *)&a, &alen) ||
+        getnameinfo((struct sockaddr *)&a, alen, host, sizeof(host), serv,
+                    sizeof(serv), NI_NUMERICHOST | NI_NUMERICSERV) != 0) {
+        int e = errno;
+        if (fd >= 0)
+            close(fd);
+        return fail(s, "cannot listen on '%s': %s", iface, strerror(e));
+    }
+    *out = fd;
+    snprintf(value, sizeof(value), "%s %s", host, serv);
+    snprintf(key, sizeof(key), "%s-%d", s->g->prefix, s->g->rank);
+    if (hvdd_client_put(s->kv, "ring", key, value, strlen(value)) != 0)
+        return fail(s, "publishing %s: %s", key, hvdd_client_error(s->kv));
+    return 0;
+}
+
+/* Rank r's "address port", waiting for it until the deadline. */
+static int
+lookup(setup *s, int r, char *host, size_t hostlen, char *serv, size_t servlen)
+{
+    char key[64], *data = NULL, fmt[32];
+    size_t len;
+    int rc;
+
+    snprintf(key, sizeof(key), "%s-%d", s->g->prefix, r);
+    do { /* hvdd holds a request 30 s at most */
+        int wait = ms_left(s) < 30000 ? ms_left(s) : 30000;
+        rc = hvdd_client_get(s->kv, "ring", key, wait > 0 ? wait : 1, &data,
+                             &len);
+    } while (rc == HVDD_ENOTFOUND && ms_left(s) > 0);
+    if (rc != 0)
+        return fail(s, "rank %d's address (key %s): %s", r, key,
+                    hvdd_client_error(s->kv));
+    snprintf(fmt, sizeof(fmt), "%%%zus %%%zus", hostlen - 1, servlen - 1);
+    rc = sscanf(data, fmt, host, serv);
+    free(data);
+    return rc == 2 ? 0 : fail(s, "rank %d published no address", r);
+}
+
+static void
+stream_options(int fd)
+{
+    int one = 1;
+
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+}
+
+/* Connects to the right neighbour and says who this rank is. */
+static int
+connect_right(setup *s)
+{
+    tcp_ring *g = s->g;
+    int peer = (g->rank + 1) % g->size, e = 0, fd = -1;
+    char host[INET6_ADDRSTRLEN], serv[16];
+    struct addrinfo hints = {.ai_socktype = SOCK_STREAM,
+                             .ai_flags = AI_NUMERICHOST | AI_NUMERICSERV},
+                    *ai = NULL;
+    uint32_t hello[2] = {htonl(HELLO_MAGIC), htonl((uint32_t)g->rank)};
+    socklen_t elen = sizeof(e);
+
+    if (lookup(s, peer, host, sizeof(host), serv, sizeof(serv)) != 0)
+        return COLL_ETRANSPORT;
+    snprintf(g->right_name, sizeof(g->right_name), "rank %d (%s:%s)", peer,
+             host, serv);
+    if (getaddrinfo(host, serv, &hints, &ai) != 0)
+        return fail(s, "bad address for %s", g->right_name);
+    if ((fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0)) >= 0) {
+        stream_options(fd);
+        if (connect(fd, ai->ai_addr, ai->ai_addrlen) != 0 &&
+            errno != EINPROGRESS)
+            e = errno;
+        else if (!wait_for(s, fd, POLLOUT))
+            e = ETIMEDOUT;
+        else
+            getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &elen);
+    } else {
+        e = errno;
+    }
+    freeaddrinfo(ai);
+    g->right = fd;
+    /* 8 bytes fit any fresh socket's buffer */
+    if (e == 0 && send(fd, hello, sizeof(hello), MSG_NOSIGNAL) != 8)
+        e = errno ? errno : EIO;
+    return e ? fail(s, "cannot connect to %s: %s", g->right_name, strerror(e))
+             : 0;
+}
+
+/* Accepts the left neighbour, which must say it is rank - 1. */
+static int
+accept_left(setup *s, int listener)
+{
+    tcp_ring *g = s->g;
+    int peer = (g->rank + g->size - 1) % g->size;
+    uint32_t hello[2];
+    size_t got = 0;
+    ssize_t n;
+
+    snprintf(g->left_name, sizeof(g->left_name), "rank %d", peer);
+    if (!wait_for(s, listener, POLLIN) ||
+        (g->left = accept4(listener, NULL, NULL, SOCK_CLOEXEC)) < 0)
+        return fail(s, "%s did not connect", g->left_name);
+    stream_options(g->left);
+    while (got < sizeof(hello) && wait_for(s, g->left, POLLIN) &&
+           (n = recv(g->left, (char *)hello + got, sizeof(hello) - got, 0)) > 0)
+        got += (size_t)n;
+    if (got < sizeof(hello) || ntohl(hello[0]) != HELLO_MAGIC ||
+        ntohl(hello[1]) != (uint32_t)peer)
+        return fail(s, "the connection from %s did not say hello",
+                    g->left_name);
+    return 0;
+}
+
+int
+ring_connect(tcp_ring *g, char *err, size_t errlen)
+{
+    setup s = {.g = g, .err = err, .errlen = errlen};
+    int listener = -1, r;
+
+    clock_gettime(CLOCK_MONOTONIC, &s.deadline);
+    s.deadline.tv_sec += g->timeout_ms / 1000;
+    s.deadline.tv_nsec += g->timeout_ms % 1000 * 1000000L;
+    if (s.deadline.tv_nsec >= 1000000000L) {
+        s.deadline.tv_sec++;
+        s.deadline.tv_nsec -= 1000000000L;
+    }
+    if ((s.kv = comm_new_client()) == NULL)
+        return fail(&s, "no hvdd client (out of memory, or no rendezvous)");
+    r = listen_and_publish(&s, &listener);
+    if (r == 0)
+        r = connect_right(&s);
+    if (r == 0)
+        r = accept_left(&s, listener);
+    if (listener >= 0)
+        close(listener);
+    hvdd_client_free(s.kv);
+    return r;
+}
+
+tcp_ring *
+ring_new(const char *prefix, int rank, int size)
+{
+    tcp_ring *g = calloc(1, sizeof(*g));
+
+    if (g == NULL)
+        return NULL;
+    snprintf(g->prefix, sizeof(g->prefix), "%s", prefix);
+    g->rank = rank;
+    g->size = size;
+    g->timeout_ms = comm_timeout_ms();
+    g->left = g->right = -1;
+    return g;
+}
+
+void
+ring_free(tcp_ring *g)
+{
+    if (g == NULL)
+        return;
+    if (g->left >= 0)
+        close(g->left);
+    if (g->right >= 0)
+        close(g->right);
+    free(g->segment);
+    free(g);
+}

@@ -1,0 +1,49 @@
+/* A ring of plain TCP streams beside a Gloo context, for the large
+ * allreduce: rank r holds one stream to rank r+1 (its right) and one from
+ * rank r-1 (its left). Why not Gloo's pairs: each of their receives is
+ * read on Gloo's epoll thread and handed to the caller, and each send
+ * waits for the receiver's notice; here that moved about half of what
+ * plain sockets move (tests/bench/fusion prints both). Gloo keeps every
+ * other collective. Private to libcollective. */
+#ifndef COLL_TCP_RING_H
+#define COLL_TCP_RING_H
+
+#include <stddef.h>
+
+#include "collective.h"
+
+typedef struct tcp_ring {
+    char prefix[40]; /* of its keys in hvdd's store (scope "ring") */
+    int rank, size;
+    int timeout_ms; /* the longest wait without progress */
+    int left, right;
+    char left_name[96], right_name[96]; /* "rank 3 (10.0.0.2:41234)" */
+    char *segment;                      /* RING_SEGMENT bytes to reduce in */
+} tcp_ring;
+
+/* No I/O: every rank connects at the same first large allreduce. NULL
+ * when out of memory. */
+tcp_ring *ring_new(const char *prefix, int rank, int size);
+void ring_free(tcp_ring *g);
+
+/* Listens on HOROVOD_GLOO_IFACE's address, publishes it in hvdd's store,
+ * connects to the right and accepts the left (ring_connect.c). */
+int ring_connect(tcp_ring *g, char *err, size_t errlen);
+
+/* recv = op over every rank's send (send may be recv; avg divides),
+ * connecting first if needed (ring_allreduce.c). 0, or COLL_ETRANSPORT
+ * with the failing peer named in err. */
+int ring_allreduce(tcp_ring *g, const void *send, void *recv, size_t count,
+                   coll_dtype dt, coll_op op, char *err, size_t errlen);
+
+/* The same over n pieces taken as one buffer (a fused group): no copy
+ * into a fusion buffer. */
+typedef struct {
+    const void *send;
+    void *recv;
+    size_t count;
+} ring_piece;
+int ring_allreduce_pieces(tcp_ring *g, const ring_piece *piece, int n,
+                          coll_dtype dt, coll_op op, char *err, size_t errlen);
+
+#endif
