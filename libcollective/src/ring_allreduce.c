@@ -251,7 +251,7 @@ ring_allreduce_pieces(tcp_ring *g, const ring_piece *piece, int n,
 {
     pieces b = {piece, n, calloc((size_t)n + 1, sizeof(size_t)),
                 coll_dtype_size(dt)};
-    int r;
+    int r = 0;
 
     if (b.start == NULL ||
         (g->segment == NULL && (g->segment = malloc(RING_SEGMENT)) == NULL)) {
@@ -260,9 +260,16 @@ ring_allreduce_pieces(tcp_ring *g, const ring_piece *piece, int n,
     }
     for (int k = 0; k < n; k++)
         b.start[k + 1] = b.start[k] + piece[k].count * b.es;
-    r = g->left < 0 || g->right < 0 ? ring_connect(g, err, errlen) : 0;
+    if (g->broken) {
+        snprintf(err, errlen, "allreduce: the ring failed earlier");
+        r = COLL_ETRANSPORT;
+    } else if (g->left < 0 || g->right < 0) {
+        r = ring_connect(g, err, errlen);
+    }
     if (r == 0)
         r = ring_run(g, &b, dt, op, err, errlen);
+    if (r == COLL_ETRANSPORT)
+        ring_break(g);
     free(b.start);
     return r;
 }

@@ -302,14 +302,22 @@ ring_new(const char *prefix, int rank, int size)
 }
 
 void
-ring_free(tcp_ring *g)
+ring_break(tcp_ring *g)
 {
-    if (g == NULL)
-        return;
     if (g->left >= 0)
         close(g->left);
     if (g->right >= 0)
         close(g->right);
+    g->left = g->right = -1;
+    g->broken = 1;
+}
+
+void
+ring_free(tcp_ring *g)
+{
+    if (g == NULL)
+        return;
+    ring_break(g);
     free(g->segment);
     free(g);
 }

@@ -17,6 +17,7 @@ typedef struct tcp_ring {
     int rank, size;
     int timeout_ms; /* the longest wait without progress */
     int left, right;
+    int broken; /* a failure closed the streams: no second connect */
     char left_name[96], right_name[96]; /* "rank 3 (10.0.0.2:41234)" */
     char *segment;                      /* RING_SEGMENT bytes to reduce in */
 } tcp_ring;
@@ -25,6 +26,9 @@ typedef struct tcp_ring {
  * when out of memory. */
 tcp_ring *ring_new(const char *prefix, int rank, int size);
 void ring_free(tcp_ring *g);
+/* Closes both streams after a failure, so that the neighbours fail at
+ * once too (and theirs after them) instead of waiting out the timeout. */
+void ring_break(tcp_ring *g);
 
 /* Listens on HOROVOD_GLOO_IFACE's address, publishes it in hvdd's store,
  * connects to the right and accepts the left (ring_connect.c). */

@@ -1,6 +1,6 @@
 /* Test worker for libcollective: every operation, type and op against a
  * reference computed here from the same formula every rank uses.
- * usage: coll_check [all | mismatch | die RANK]
+ * usage: coll_check [all | mismatch | die RANK | die-streaming RANK]
  * Prints "rank R: N checks passed" or the first failure (exit 1).
  * Built with COLL_CHECK_GPU (coll_check_gpu), every buffer is in GPU
  * memory (gpu_shim.h); then also: coll_check_gpu count | mixed. */
@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include <collective.h>
@@ -462,6 +463,37 @@ run_all(coll_comm *c)
     return 0;
 }
 
+static void
+die_now(int sig)
+{
+    (void)sig;
+    kill(getpid(), SIGKILL);
+}
+
+/* Rank victim dies 300 ms into a run of large allreduces, while data
+ * streams between ranks (the exchange before each is a small part of
+ * it). The others must each get an allreduce error, soon: a survivor
+ * whose neighbours are alive learns of it only from them. */
+static void
+die_streaming(coll_comm *c, int victim)
+{
+    size_t n = 4 << 20;
+    float *big = calloc(n, sizeof(float));
+    int r = big ? coll_allreduce(c, big, big, n, COLL_DT_F32, COLL_OP_SUM)
+                : COLL_ENOMEM;
+
+    if (r == 0 && coll_rank(c) == victim) {
+        struct itimerval soon = {{0, 0}, {0, 300000}};
+        signal(SIGALRM, die_now);
+        setitimer(ITIMER_REAL, &soon, NULL);
+    }
+    for (int i = 0; r == 0 && i < 2000; i++)
+        r = coll_allreduce(c, big, big, n, COLL_DT_F32, COLL_OP_SUM);
+    printf("rank %d: %s: %s\n", coll_rank(c), coll_strerror(r),
+           coll_last_error(c));
+    free(big);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -470,7 +502,7 @@ main(int argc, char **argv)
     float x[16] = {0};
     int r;
 
-    if (strcmp(mode, "die") == 0) /* see below */
+    if (strncmp(mode, "die", 3) == 0) /* see below */
         signal(SIGTERM, SIG_IGN);
 #ifdef COLL_CHECK_GPU
     const char *why;
@@ -544,6 +576,8 @@ main(int argc, char **argv)
         r = coll_allreduce(c, big, big, 4, COLL_DT_F32, COLL_OP_SUM);
         printf("rank %d: after: %s\n", coll_rank(c), coll_strerror(r));
         r = 0;
+    } else if (strcmp(mode, "die-streaming") == 0 && argc > 2) {
+        die_streaming(c, (int)strtol(argv[2], NULL, 10));
     }
     coll_finalize(c);
     return r;

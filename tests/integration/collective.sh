@@ -53,6 +53,19 @@ check "dead peer: the comm is dead afterwards" \
     [ "$(grep -c 'after: the communicator failed earlier' "$TMP/out")" -eq 2 ]
 # (this check has failed once in a while under load: show what happened)
 [ "$RC" -eq 137 ] || sed 's/^/  | /' "$TMP/err" "$TMP/out" | head -30
+# a rank dies while large allreduces stream: every other rank gets an
+# allreduce error long before the timeout (60 s here), also one whose
+# neighbours both live (rank 3 of 4, when rank 1 dies)
+start=$(date +%s%N)
+hvd --kill-grace 20 -x HOROVOD_GLOO_TIMEOUT_SECONDS=60 -np 4 "$CHECK" die-streaming 1
+took=$((($(date +%s%N) - start) / 1000000))
+check "dead peer while streaming: exit 137" [ "$RC" -eq 137 ]
+check "dead peer while streaming: hvdrun names rank 1" \
+    grep -q "rank 1 on localhost was killed by signal 9" "$TMP/err"
+check "dead peer while streaming: 3 allreduce errors" \
+    [ "$(grep -c 'a peer failed or timed out: allreduce' "$TMP/out")" -eq 3 ]
+check "dead peer while streaming: within 20 s ($took ms)" [ "$took" -lt 20000 ]
+[ "$RC" -eq 137 ] || sed 's/^/  | /' "$TMP/err" "$TMP/out" | head -30
 # heartbeats: a stopped rank is declared dead and named; a finished one
 # that keeps running is not
 hvd --heartbeat-timeout 1 --kill-grace 1 -np 2 "$CHECK" hang
