@@ -25,6 +25,9 @@ comm_scale_avg_into(void *dst, const void *src, size_t count, coll_dtype dt,
 {
     uint16_t *h = dst;
     const uint16_t *g = src;
+    /* x * 2^-k is x / 2^k exactly (both round the same exact value), and
+     * division took about 6% of a fused 2-rank step */
+    int pow2 = (size & (size - 1)) == 0;
 
     switch (dt) {
     case COLL_DT_F16:
@@ -36,10 +39,16 @@ comm_scale_avg_into(void *dst, const void *src, size_t count, coll_dtype dt,
             h[i] = coll_f32_to_bf16(coll_bf16_to_f32(g[i]) / (float)size);
         break;
     case COLL_DT_F32:
-        EACH(float, dst, src, count, u / (float)size);
+        if (pow2) /* the same bits as dividing, without the divider */
+            EACH(float, dst, src, count, u *(1.0f / (float)size));
+        else
+            EACH(float, dst, src, count, u / (float)size);
         break;
     case COLL_DT_F64:
-        EACH(double, dst, src, count, u / (double)size);
+        if (pow2)
+            EACH(double, dst, src, count, u *(1.0 / (double)size));
+        else
+            EACH(double, dst, src, count, u / (double)size);
         break;
     case COLL_DT_I32:
         EACH(int32_t, dst, src, count, u / size);

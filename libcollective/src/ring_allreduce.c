@@ -120,8 +120,9 @@ reduce_segment(const pieces *b, const ring_step *s, const char *segment,
     }
 }
 
-/* Sends what the right stream takes now; -1 when it is broken. */
-static int
+/* Sends what the right stream takes now: bytes sent, or -1 when it is
+ * broken. */
+static ssize_t
 push(tcp_ring *g, const pieces *b, const ring_step *s, size_t *sent)
 {
     struct iovec iov[RING_IOV];
@@ -132,13 +133,13 @@ push(tcp_ring *g, const pieces *b, const ring_step *s, size_t *sent)
                                   s->out_len - *sent, RING_SEGMENT, iov);
     if ((n = sendmsg(g->right, &m, MSG_DONTWAIT | MSG_NOSIGNAL)) > 0)
         *sent += (size_t)n;
-    return n >= 0 || errno == EAGAIN || errno == EINTR ? 0 : -1;
+    return n >= 0 ? n : errno == EAGAIN || errno == EINTR ? 0 : -1;
 }
 
 /* Receives what the left stream has now: straight into the pieces, or,
- * to reduce, into the segment, reduced when full. -1 when the stream is
- * broken or closed. */
-static int
+ * to reduce, into the segment, reduced when full. Bytes received, or -1
+ * when the stream is broken or closed. */
+static ssize_t
 pull(tcp_ring *g, const pieces *b, const ring_step *s, size_t *got,
      size_t *held)
 {
@@ -164,7 +165,7 @@ pull(tcp_ring *g, const pieces *b, const ring_step *s, size_t *got,
         reduce_segment(b, s, g->segment, s->in + *got - *held, *held, g->size);
         *held = 0;
     }
-    return 0;
+    return n;
 }
 
 static int
@@ -174,6 +175,8 @@ closed(const char *who, char *err, size_t errlen)
     return COLL_ETRANSPORT;
 }
 
+/* Moves data while it moves and polls only when neither stream can:
+ * a poll before every call cost about a fifth of the fused step. */
 static int
 run_step(tcp_ring *g, const pieces *b, const ring_step *s, char *err,
          size_t errlen)
@@ -181,25 +184,27 @@ run_step(tcp_ring *g, const pieces *b, const ring_step *s, char *err,
     size_t sent = 0, got = 0, held = 0;
 
     while (sent < s->out_len || got < s->in_len) {
-        int ahead = sent >= got + RING_WINDOW && got < s->in_len;
-        struct pollfd p[2] = {
-            {g->right, sent < s->out_len && !ahead ? POLLOUT : 0, 0},
-            {g->left, got < s->in_len ? POLLIN : 0, 0},
-        };
-        int n = poll(p, 2, g->timeout_ms);
+        int to_send =
+            sent < s->out_len && (sent < got + RING_WINDOW || got == s->in_len);
+        int to_get = got < s->in_len, n;
+        ssize_t out = 0, in = 0;
 
-        if (n < 0 && errno == EINTR)
+        if (to_send && (out = push(g, b, s, &sent)) < 0)
+            return closed(g->right_name, err, errlen);
+        if (to_get && (in = pull(g, b, s, &got, &held)) < 0)
+            return closed(g->left_name, err, errlen);
+        if (out > 0 || in > 0)
             continue;
+        struct pollfd p[2] = {{g->right, to_send ? POLLOUT : 0, 0},
+                              {g->left, to_get ? POLLIN : 0, 0}};
+        while ((n = poll(p, 2, g->timeout_ms)) < 0 && errno == EINTR)
+            ;
         if (n <= 0) {
             snprintf(err, errlen,
                      "allreduce: no progress with %s or %s for %d s",
                      g->left_name, g->right_name, g->timeout_ms / 1000);
             return COLL_ETRANSPORT;
         }
-        if (p[0].revents && push(g, b, s, &sent) != 0)
-            return closed(g->right_name, err, errlen);
-        if (p[1].revents && pull(g, b, s, &got, &held) != 0)
-            return closed(g->left_name, err, errlen);
     }
     return 0;
 }

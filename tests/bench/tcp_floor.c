@@ -1,7 +1,9 @@
 /* tcp_floor: how long two processes on this machine take to move BYTES
  * each way at once over loopback TCP, with one thread each, non-blocking
- * sockets and 1 MiB writes: a floor for any allreduce that moves as much
- * over TCP here (a 2-rank ring allreduce sends its buffer once each way).
+ * sockets and 1 MiB writes, and the socket settings libcollective's ring
+ * uses (2 MiB buffers, cubic or reno on loopback): a floor for any
+ * allreduce that moves as much over TCP here (a 2-rank ring allreduce
+ * sends its buffer once each way).
  * usage: tcp_floor BYTES [ROUNDS]   prints the fastest round in ms. */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -58,6 +60,21 @@ round_trip(int fd, char *out, char *in, size_t n)
     return mono_now() - t0;
 }
 
+/* As libcollective's ring_connect.c sets them, before connect/listen. */
+static void
+ring_options(int fd)
+{
+    static const char *const unpaced[] = {"cubic", "reno"};
+    int size = 2 << 20;
+
+    setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, sizeof(size));
+    setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, sizeof(size));
+    for (int i = 0; i < 2; i++)
+        if (setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, unpaced[i],
+                       (socklen_t)strlen(unpaced[i])) == 0)
+            break;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -73,16 +90,19 @@ main(int argc, char **argv)
         fprintf(stderr, "usage: tcp_floor BYTES [ROUNDS]\n");
         return 2;
     }
-    if ((ls = socket(AF_INET, SOCK_STREAM, 0)) < 0 ||
-        bind(ls, (struct sockaddr *)&a, sizeof(a)) != 0 || listen(ls, 1) != 0 ||
+    if ((ls = socket(AF_INET, SOCK_STREAM, 0)) >= 0)
+        ring_options(ls);
+    if (ls < 0 || bind(ls, (struct sockaddr *)&a, sizeof(a)) != 0 ||
+        listen(ls, 1) != 0 ||
         getsockname(ls, (struct sockaddr *)&a, &alen) != 0)
         die("listen");
     if ((child = fork()) < 0)
         die("fork");
     if (child == 0) {
         close(ls);
-        if ((fd = socket(AF_INET, SOCK_STREAM, 0)) < 0 ||
-            connect(fd, (struct sockaddr *)&a, sizeof(a)) != 0)
+        if ((fd = socket(AF_INET, SOCK_STREAM, 0)) >= 0)
+            ring_options(fd);
+        if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof(a)) != 0)
             die("connect");
     } else if ((fd = accept(ls, NULL, NULL)) < 0) {
         kill(child, SIGKILL);
