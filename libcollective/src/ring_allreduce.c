@@ -21,10 +21,10 @@
 /* Fastest of 64 KiB .. 16 MiB for 2 ranks moving 102 MB here (about 60 ms
  * against 80 at 1 MiB and 105 at 16 MiB): it fits in a core's L2. */
 #define RING_SEGMENT (256u << 10)
-/* How far sending may run ahead of receiving. Unbounded, a sender filled
- * its peer's socket buffer (megabytes, out of cache) and the 2-rank
- * 102 MB allreduce took a median 80 ms; 256-512 KiB: 67 (1 MiB: 73). */
-#define RING_WINDOW (2 * RING_SEGMENT)
+/* Sending is not held back to wait for receiving: with the ring's fixed
+ * socket buffers (ring_connect.c), a limit of 512 KiB ahead changed
+ * nothing on 2 ranks and cost 3 ranks 67 -> 83 ms, 4 ranks 87 -> 119 ms
+ * (64 MiB, on 2 cores). */
 /* Pieces one send or receive call gathers (small tensors are many). */
 #define RING_IOV 64
 
@@ -184,8 +184,7 @@ run_step(tcp_ring *g, const pieces *b, const ring_step *s, char *err,
     size_t sent = 0, got = 0, held = 0;
 
     while (sent < s->out_len || got < s->in_len) {
-        int to_send =
-            sent < s->out_len && (sent < got + RING_WINDOW || got == s->in_len);
+        int to_send = sent < s->out_len;
         int to_get = got < s->in_len, n;
         ssize_t out = 0, in = 0;
 
