@@ -51,21 +51,20 @@ typedef struct {
     coll_op op;
 } ring_step;
 
-/* The piece holding byte at (of a non-empty range). */
+/* The piece holding byte at (< the whole's size): the last one starting
+ * at or before it, which is never an empty one. */
 static int
 piece_at(const pieces *b, size_t at)
 {
     int lo = 0, hi = b->n - 1;
 
-    while (lo < hi) { /* the last piece starting at or before at */
+    while (lo < hi) {
         int mid = (lo + hi + 1) / 2;
         if (b->start[mid] <= at)
             lo = mid;
         else
             hi = mid - 1;
     }
-    while (b->start[lo + 1] == b->start[lo]) /* empty pieces */
-        lo++;
     return lo;
 }
 

@@ -190,27 +190,30 @@ half_of(coll_dtype dt, float f)
 }
 
 static void
-check_half(coll_comm *c, coll_dtype dt)
+check_half(coll_comm *c, coll_dtype dt, size_t n)
 {
-    uint16_t buf[300];
-    int rank = coll_rank(c), n = coll_size(c), r;
+    uint16_t *buf = malloc(n * sizeof(*buf));
+    int rank = coll_rank(c), size = coll_size(c), r;
 
+    if (buf == NULL)
+        FAIL("out of memory");
     for (int op = COLL_OP_SUM; op <= COLL_OP_MAX; op++) {
-        for (size_t i = 0; i < 300; i++)
+        for (size_t i = 0; i < n; i++)
             buf[i] = half_of(dt, (float)value(rank, i));
-        if ((r = coll_allreduce(c, buf, buf, 300, dt, op)) != 0)
+        if ((r = coll_allreduce(c, buf, buf, n, dt, op)) != 0)
             FAIL("allreduce 16-bit dt %d op %d: %s", dt, op,
                  coll_last_error(c));
-        for (size_t i = 0; i < 300; i++) {
-            double want = reference(op, COLL_DT_F64, n, i);
+        for (size_t i = 0; i < n; i++) {
+            double want = reference(op, COLL_DT_F64, size, i);
             double got = half_get(buf, dt, i);
             if (op == COLL_OP_AVG ? fabs(got - want) > want * 0.01
                                   : got != want)
-                FAIL("allreduce 16-bit dt %d op %d: [%zu] = %g, want %g", dt,
-                     op, i, got, want);
+                FAIL("allreduce 16-bit dt %d op %d n %zu: [%zu] = %g, want %g",
+                     dt, op, n, i, got, want);
         }
         checks++;
     }
+    free(buf);
 }
 
 /* allgatherv, alltoall, alltoallv and reducescatter with uneven counts */
@@ -328,54 +331,75 @@ check_alltoallv(coll_comm *c, size_t base)
     checks++;
 }
 
-/* The op of async request i: sum, avg (divided as the fusion buffer is
- * unpacked) and max, fused in groups of one op. */
+/* The op of async request i: sum, avg and max. Only neighbours (in rank
+ * 0's order) of one op fuse, so the ops come in runs along that order:
+ * rank 0 queues request i = 7k mod 40 k-th, so k = 23i mod 40. */
 static coll_op
 async_op(int i)
 {
-    return i % 3 == 0 ? COLL_OP_MAX : i % 3 == 1 ? COLL_OP_SUM : COLL_OP_AVG;
+    int k = i * 23 % 40;
+
+    return k < 20 ? COLL_OP_SUM : k < 30 ? COLL_OP_AVG : COLL_OP_MAX;
 }
 
 /* 40 named requests queued in a different order on every rank, of several
  * sizes (one larger than a small fusion buffer), types and ops. */
+/* Request i's count: mostly small, but grad/6 spans several of the
+ * ring's 256 KiB segments and every eighth is about one, so that
+ * segments and blocks start inside pieces all along a fused group; two
+ * are empty. */
+static size_t
+async_count(int i)
+{
+    return i == 6               ? 150001
+           : i % 8 == 5         ? 60001 + (size_t)i
+           : i == 11 || i == 30 ? 0
+                                : (size_t)(i % 9) * 37 + 1;
+}
+
 static void
 check_async(coll_comm *c)
 {
     enum { N = 40 };
-    static float in[N][2000], out[N][2000];
+    float *in[N], *out[N];
     coll_request *req[N];
     int rank = coll_rank(c), size = coll_size(c);
 
+    for (int i = 0; i < N; i++) {
+        in[i] = malloc(async_count(i) * sizeof(float) + 1);
+        out[i] = malloc(async_count(i) * sizeof(float) + 1);
+        if (in[i] == NULL || out[i] == NULL)
+            FAIL("out of memory");
+        for (size_t j = 0; j < async_count(i); j++)
+            in[i][j] = (float)value(rank, j + (size_t)i);
+    }
+    /* queued in a burst, so that one cycle fuses most of them */
     for (int k = 0; k < N; k++) {
         int i = (k * 7 + rank * 13) % N; /* a rank-dependent order */
-        size_t n = i == 5 ? 2000 : (size_t)(i % 9) * 37 + 1;
         char name[32];
-        for (size_t j = 0; j < n; j++)
-            in[i][j] = (float)value(rank, j + (size_t)i);
         snprintf(name, sizeof(name), "grad/%d", i);
-        int r = coll_allreduce_async(c, name, in[i], out[i], n, COLL_DT_F32,
-                                     async_op(i), &req[i]);
+        int r = coll_allreduce_async(c, name, in[i], out[i], async_count(i),
+                                     COLL_DT_F32, async_op(i), &req[i]);
         if (r != 0)
             FAIL("allreduce_async %s: %s", name, coll_last_error(c));
     }
     for (int i = 0; i < N; i++) {
-        size_t n = i == 5 ? 2000 : (size_t)(i % 9) * 37 + 1;
         int r = coll_wait(req[i]);
         if (r != 0)
             FAIL("wait grad/%d: %s", i, coll_last_error(c));
-        for (size_t j = 0; j < n; j++) {
+        for (size_t j = 0; j < async_count(i); j++) {
             double want =
                 reference(async_op(i), COLL_DT_F32, size, j + (size_t)i);
             if (!matches(out[i][j], want, async_op(i)))
                 FAIL("async grad/%d [%zu] = %g, want %g", i, j, out[i][j],
                      want);
         }
+        free(in[i]);
+        free(out[i]);
     }
     checks++;
 }
 
-/* Async allgathers and broadcasts among allreduces, queued in a
- * rank-dependent order: each kind's result as its blocking call's. */
 static void
 check_async_kinds(coll_comm *c)
 {
@@ -434,6 +458,9 @@ run_all(coll_comm *c)
                 continue; /* 11^4 does not fit in 8 bits */
             for (size_t s = 0; s < 4; s++)
                 check_allreduce(c, dts[d], op, sizes[s], s % 2);
+            /* the ring: blocks of several 256 KiB segments for the wider
+             * types, a count no rank count divides */
+            check_allreduce(c, dts[d], op, 300007, op % 2);
         }
     check_allreduce(c, COLL_DT_F32, COLL_OP_SUM, sizes[4], 0);
     /* an odd count: halves of different sizes on two ranks */
@@ -448,8 +475,10 @@ run_all(coll_comm *c)
     check_reducescatter(c, 5, COLL_DT_I32, COLL_OP_PROD);
     check_alltoallv(c, 1);
     check_alltoallv(c, 600);
-    check_half(c, COLL_DT_F16);
-    check_half(c, COLL_DT_BF16);
+    check_half(c, COLL_DT_F16, 300);
+    check_half(c, COLL_DT_BF16, 300);
+    check_half(c, COLL_DT_F16, 200003);
+    check_half(c, COLL_DT_BF16, 200003);
     check_async(c);
     check_async(c); /* the same names again, once the first are done */
     check_async_kinds(c);
