@@ -7,7 +7,7 @@
  * and avg's division is done there too, on the step that completes a
  * block. */
 #include <errno.h>
-#include <limits.h>
+#include <stdint.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,13 +18,12 @@
 #include "comm.h"
 #include "tcp_ring.h"
 
-/* Fastest of 64 KiB .. 16 MiB for 2 ranks moving 102 MB here (about 60 ms
- * against 80 at 1 MiB and 105 at 16 MiB): it fits in a core's L2. */
+/* What is received before it is reduced, and the most one send takes:
+ * it stays in a core's L2. Of 64 KiB .. 16 MiB it was the fastest for 2
+ * ranks moving 102 MB with the kernel's default socket settings (about
+ * 60 ms; 1 MiB: 80, 16 MiB: 105); with the ring's settings 128 KiB to
+ * 1 MiB measure the same. */
 #define RING_SEGMENT (256u << 10)
-/* Sending is not held back to wait for receiving: with the ring's fixed
- * socket buffers (ring_connect.c), a limit of 512 KiB ahead changed
- * nothing on 2 ranks and cost 3 ranks 67 -> 83 ms, 4 ranks 87 -> 119 ms
- * (64 MiB, on 2 cores). */
 /* Pieces one send or receive call gathers (small tensors are many). */
 #define RING_IOV 64
 
@@ -174,8 +173,11 @@ closed(const char *who, char *err, size_t errlen)
     return COLL_ETRANSPORT;
 }
 
-/* Moves data while it moves and polls only when neither stream can:
- * a poll before every call cost about a fifth of the fused step. */
+/* Moves data while it moves and polls only when neither stream can (a
+ * poll before every call cost about a fifth of the fused step). Sending
+ * does not wait for receiving: with the ring's socket buffers, a limit of
+ * 512 KiB ahead changed nothing on 2 ranks and cost 3 ranks 67 -> 83 ms,
+ * 4 ranks 87 -> 119 ms (64 MiB, on 2 cores). */
 static int
 run_step(tcp_ring *g, const pieces *b, const ring_step *s, char *err,
          size_t errlen)

@@ -235,29 +235,45 @@ connect_right(setup *s)
              : 0;
 }
 
-/* Accepts the left neighbour, which must say it is rank - 1. */
+/* 1 when fd's first bytes are the hello of rank peer. */
 static int
-accept_left(setup *s, int listener)
+says_hello(const setup *s, int fd, int peer)
 {
-    tcp_ring *g = s->g;
-    int peer = (g->rank + g->size - 1) % g->size;
     uint32_t hello[2];
     size_t got = 0;
     ssize_t n;
 
-    snprintf(g->left_name, sizeof(g->left_name), "rank %d", peer);
-    if (!wait_for(s, listener, POLLIN) ||
-        (g->left = accept4(listener, NULL, NULL, SOCK_CLOEXEC)) < 0)
-        return fail(s, "%s did not connect", g->left_name);
-    stream_options(g->left);
-    while (got < sizeof(hello) && wait_for(s, g->left, POLLIN) &&
-           (n = recv(g->left, (char *)hello + got, sizeof(hello) - got, 0)) > 0)
+    while (got < sizeof(hello) && wait_for(s, fd, POLLIN) &&
+           (n = recv(fd, (char *)hello + got, sizeof(hello) - got, 0)) > 0)
         got += (size_t)n;
-    if (got < sizeof(hello) || ntohl(hello[0]) != HELLO_MAGIC ||
-        ntohl(hello[1]) != (uint32_t)peer)
-        return fail(s, "the connection from %s did not say hello",
-                    g->left_name);
-    return 0;
+    return got == sizeof(hello) && ntohl(hello[0]) == HELLO_MAGIC &&
+           ntohl(hello[1]) == (uint32_t)peer;
+}
+
+/* Accepts the left neighbour, which must say it is rank - 1; any other
+ * connection to the port is closed and the wait goes on. */
+static int
+accept_left(setup *s, int listener)
+{
+    tcp_ring *g = s->g;
+    int peer = (g->rank + g->size - 1) % g->size, fd;
+
+    snprintf(g->left_name, sizeof(g->left_name), "rank %d", peer);
+    while (wait_for(s, listener, POLLIN)) {
+        if ((fd = accept4(listener, NULL, NULL, SOCK_CLOEXEC)) < 0) {
+            if (errno == EINTR || errno == ECONNABORTED || errno == EAGAIN)
+                continue;
+            return fail(s, "accepting %s: %s", g->left_name, strerror(errno));
+        }
+        if (says_hello(s, fd, peer)) {
+            stream_options(fd);
+            g->left = fd;
+            return 0;
+        }
+        close(fd);
+    }
+    return fail(s, "%s did not connect within %d s", g->left_name,
+                g->timeout_ms / 1000);
 }
 
 int
