@@ -1,10 +1,10 @@
 /* A ring of plain TCP streams beside a Gloo context, for the large
- * allreduce: rank r holds one stream to rank r+1 (its right) and one from
- * rank r-1 (its left). Why not Gloo's pairs: each of their receives is
- * read on Gloo's epoll thread and handed to the caller, and each send
- * waits for the receiver's notice; here that moved about half of what
- * plain sockets move (tests/bench/fusion prints both). Gloo keeps every
- * other collective. Private to libcollective. */
+ * allreduce and the small control exchanges: rank r holds one stream to
+ * rank r+1 (its right) and one from rank r-1 (its left). Why not Gloo's pairs:
+ * each of their receives is read on Gloo's epoll thread and handed to the
+ * caller, and each send waits for the receiver's notice; here that moved about
+ * half of what plain sockets move (tests/bench/fusion prints both). Gloo keeps
+ * every other collective. Private to libcollective. */
 #ifndef COLL_TCP_RING_H
 #define COLL_TCP_RING_H
 
@@ -49,5 +49,18 @@ typedef struct {
 } ring_piece;
 int ring_allreduce_pieces(tcp_ring *g, const ring_piece *piece, int n,
                           coll_dtype dt, coll_op op, char *err, size_t errlen);
+
+/* Control exchanges go on the ring up to this many ranks (its latency
+ * grows by a hop per rank), on Gloo's alltoall beyond. */
+#define RING_CONTROL_RANKS 32
+
+/* all holds one slot per rank in rank order, this rank's filled in:
+ * afterwards every slot is (ring_allgather.c). bytes[k]: rank k's slot;
+ * ring_allgather: slots of one size (size <= RING_CONTROL_RANKS). what
+ * names the operation in errors. */
+int ring_allgatherv(tcp_ring *g, void *all, const size_t *bytes,
+                    const char *what, char *err, size_t errlen);
+int ring_allgather(tcp_ring *g, void *all, size_t bytes, const char *what,
+                   char *err, size_t errlen);
 
 #endif

@@ -1,0 +1,43 @@
+/* Allgathers on the TCP ring, for the small control exchanges (every
+ * collective's argument check, the fusion thread's cycle, the barrier):
+ * size - 1 steps, each a send and a receive made in this thread. Gloo's
+ * alltoall of the same slots takes one step, but each of its hand-offs
+ * goes through Gloo's thread: 8 B allreduce on 4 ranks (2 cores) took
+ * about 2.5 ms that way. */
+#include <string.h>
+
+#include "comm.h"
+#include "ring_stream.h"
+
+int
+ring_allgatherv(tcp_ring *g, void *all, const size_t *bytes, const char *what,
+                char *err, size_t errlen)
+{
+    ring_piece whole = {all, all, 0};
+    ring_buf b;
+    int r;
+
+    for (int k = 0; k < g->size; k++)
+        whole.count += bytes[k];
+    if (ring_buf_init(&b, &whole, 1, 1, g->size, what) != 0)
+        return COLL_ENOMEM;
+    for (int k = 0; k < g->size; k++)
+        b.block_at[k + 1] = b.block_at[k] + bytes[k];
+    if ((r = ring_begin(g, what, err, errlen)) == 0)
+        r = ring_allgather_steps(g, &b, g->rank, err, errlen);
+    ring_buf_free(&b);
+    return ring_end(g, r);
+}
+
+int
+ring_allgather(tcp_ring *g, void *all, size_t bytes, const char *what,
+               char *err, size_t errlen)
+{
+    size_t each[RING_CONTROL_RANKS];
+
+    if (g->size > RING_CONTROL_RANKS)
+        return COLL_EINVAL;
+    for (int k = 0; k < g->size; k++)
+        each[k] = bytes;
+    return ring_allgatherv(g, all, each, what, err, errlen);
+}
