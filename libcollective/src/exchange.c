@@ -1,10 +1,11 @@
 /* The first step of every blocking collective but the barrier: one
  * allgather of a fixed-size slot per rank, holding the rank's arguments
  * and, when they fit in COMM_SMALL_BYTES, its data. The ranks thus always
- * issue the same Gloo operation whatever counts they were given (Gloo
- * aborts the process on a count mismatch), every rank sees every rank's
+ * issue the same operation whatever counts they were given (Gloo aborts
+ * the process on a count mismatch), every rank sees every rank's
  * arguments, and a small operation is over in this one round trip instead
  * of two. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,32 +24,51 @@ comm_slot_data(const char *slots, int rank)
 }
 
 int
+comm_allgather_slots(gloo_ctx *g, tcp_ring *ring, void *all, size_t bytes,
+                     const char *what, char *err, size_t errlen)
+{
+    char *own, *mine = (char *)all + bytes * (size_t)ring->rank;
+    int r;
+
+    if (ring->size <= RING_CONTROL_RANKS)
+        return ring_allgather(ring, all, bytes, what, err, errlen);
+    /* an alltoall of this slot sent to every rank: Gloo's ring allgather
+     * would take size - 1 steps through Gloo's thread */
+    if ((own = malloc(bytes * (size_t)ring->size)) == NULL)
+        return COLL_ENOMEM;
+    for (int i = 0; i < ring->size; i++)
+        memcpy(own + bytes * (size_t)i, mine, bytes);
+    r = gb_alltoall(g, own, all, bytes, err, errlen);
+    free(own);
+    if (r != 0) { /* the caller called `what`, not alltoall */
+        char detail[512];
+        const char *colon = strchr(err, ':');
+        snprintf(detail, sizeof(detail), "%s", colon ? colon : "");
+        snprintf(err, errlen, "%s%s", what, detail);
+    }
+    return r;
+}
+
+int
 comm_exchange(coll_comm *c, const char *what, int64_t a, int64_t b, int64_t d,
               const void *data, size_t bytes, char **slots)
 {
     slot_header mine = {a, b, d}, theirs;
-    char *all = calloc(2 * (size_t)c->size, SLOT), *own;
+    char *all = calloc((size_t)c->size, SLOT), *own;
     int r;
 
     *slots = NULL;
     if (all == NULL)
         return comm_fail(c, COLL_ENOMEM, "out of memory");
-    /* an allgather as an alltoall of this slot sent to every rank: the
-     * same bytes as Gloo's ring allgather, in one step instead of size - 1
-     * (8 B allreduce, 4 ranks here: ~3.9 -> ~2.6 ms; 2 ranks: the same) */
-    own = all + SLOT * c->size;
+    own = all + SLOT * (size_t)c->rank;
     memcpy(own, &mine, sizeof(mine));
     if (data && bytes && bytes <= COMM_SMALL_BYTES)
         memcpy(own + sizeof(mine), data, bytes);
-    for (int i = 1; i < c->size; i++)
-        memcpy(own + SLOT * i, own, SLOT);
-    r = gb_alltoall(c->gloo, own, all, SLOT, c->last_error,
-                    sizeof(c->last_error));
+    r = comm_allgather_slots(c->gloo, c->ring, all, SLOT, what, c->last_error,
+                             sizeof(c->last_error));
     if (r != 0) {
-        /* the caller called `what`, not alltoall */
-        const char *detail = strchr(c->last_error, ':');
         free(all);
-        return comm_fail(c, r, "%s%s", what, detail ? detail : "");
+        return comm_fail(c, r, "%s", c->last_error);
     }
     for (int i = 0; i < c->size; i++) {
         memcpy(&theirs, all + SLOT * i, sizeof(theirs));

@@ -72,32 +72,37 @@ snapshot(fusion *f, coll_request **mine, entry *out, int *stopping)
 
 /* Every rank's queue: all[k] points into flat, n[k] entries. Returns 0, or
  * a code after failing everything. *all_stop: every rank is stopping.
- * The counts go as an alltoall of this rank's header to every rank (one
- * step, where Gloo's ring allgather takes size - 1), and the entries only
- * when some rank has any: an idle cycle is one small step. */
+ * The counts go as an allgather of this rank's header (on the thread's
+ * TCP ring, or Gloo beyond RING_CONTROL_RANKS), and the entries only
+ * when some rank has any: an idle cycle is one small exchange. */
 static int
 exchange(fusion *f, const entry *mine, int nmine, int stopping, entry *flat,
          int *n, int *all_stop)
 {
-    int64_t *hdrs = f->hdrs, *out = f->hdrs + 2 * f->size;
-    size_t *bytes = f->bytes, total = 0;
+    int64_t *hdrs = f->hdrs;
+    size_t *bytes = f->bytes, total = 0, before = 0;
     char err[512];
     int r;
 
-    for (int k = 0; k < f->size; k++) {
-        out[2 * k] = nmine;
-        out[2 * k + 1] = stopping;
-    }
-    r = gb_alltoall(f->gloo, out, hdrs, 2 * sizeof(int64_t), err, sizeof(err));
+    hdrs[2 * f->rank] = nmine;
+    hdrs[2 * f->rank + 1] = stopping;
+    r = comm_allgather_slots(f->gloo, f->ring, hdrs, 2 * sizeof(int64_t),
+                             "fusion cycle", err, sizeof(err));
     *all_stop = 1;
     for (int k = 0; r == 0 && k < f->size; k++) {
         n[k] = (int)hdrs[2 * k];
         bytes[k] = (size_t)n[k] * sizeof(entry);
+        before += k < f->rank ? bytes[k] : 0;
         total += bytes[k];
         *all_stop &= hdrs[2 * k + 1] != 0;
     }
-    if (r == 0 && total)
+    if (r == 0 && total && f->size <= RING_CONTROL_RANKS) {
+        memcpy((char *)flat + before, mine, bytes[f->rank]);
+        r = ring_allgatherv(f->ring, flat, bytes, "fusion cycle", err,
+                            sizeof(err));
+    } else if (r == 0 && total) {
         r = gb_allgatherv(f->gloo, mine, flat, bytes, err, sizeof(err));
+    }
     if (r != 0)
         fail_all(f, r, err);
     return r;
@@ -325,7 +330,7 @@ start(coll_comm *c)
     if (f->threshold < 1024)
         f->threshold = 1024;
     /* per-cycle scratch, allocated once: the thread cycles every ms */
-    f->hdrs = calloc((size_t)f->size * 4, sizeof(*f->hdrs));
+    f->hdrs = calloc((size_t)f->size * 2, sizeof(*f->hdrs));
     f->bytes = calloc((size_t)f->size, sizeof(*f->bytes));
     if (f->hdrs == NULL || f->bytes == NULL) {
         free(f->hdrs);

@@ -51,7 +51,7 @@ typedef struct fusion {
     coll_request *pending;
     double cycle_ms;
     size_t threshold; /* fusion buffer bytes */
-    int64_t *hdrs;    /* the cycle's exchange: 2 per rank, in and out */
+    int64_t *hdrs;    /* the cycle's exchange: 2 per rank */
     size_t *bytes;    /* and each rank's entry bytes */
     int rank, size;
     int dead;

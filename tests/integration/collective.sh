@@ -13,6 +13,12 @@ for np in 1 2 3 4; do
         [ "$(grep -c 'checks passed$' "$TMP/out")" -eq $np ]
 done
 
+# beyond 32 ranks the control exchanges (argument checks, barrier, the
+# fusion cycle) take Gloo's alltoall instead of the TCP ring
+hvd -np 33 "$CHECK" wide
+check "33 ranks, control exchanges on Gloo: every rank passed" \
+    [ "$RC" -eq 0 -a "$(grep -c 'checks passed$' "$TMP/out")" -eq 33 ]
+
 # the identity coll_init reads, on two "hosts" (this one, named twice)
 hvd -H localhost:2,127.0.0.1:1 "$HELLO"
 check "identity: rank 1" grep -q '^\[1\]<stdout>:rank 1 of 3 (local 1 of 2, cross 0 of 1)' "$TMP/out"
