@@ -129,8 +129,9 @@ coll_broadcast(coll_comm *c, void *buf, size_t count, coll_dtype dt, int root)
     if (count * es <= COMM_SMALL_BYTES) {
         if (count)
             memcpy(buf, comm_slot_data(slots, root), count * es);
-    } else if ((r = gb_broadcast(c->gloo, buf, count * es, root, c->last_error,
-                                 sizeof(c->last_error))) != 0) {
+    } else if ((r = ring_broadcast(c->ring, buf, count * es, root,
+                                   c->last_error, sizeof(c->last_error))) !=
+               0) {
         r = comm_fail(c, r, "%s", c->last_error);
     }
     free(slots);
@@ -167,9 +168,12 @@ coll_allgather(coll_comm *c, const void *send, void *recv, size_t count,
         /* send may lie inside recv: the slots hold copies */
         for (int i = 0; bytes && i < c->size; i++)
             memcpy((char *)recv + bytes * i, comm_slot_data(slots, i), bytes);
-    } else if ((r = gb_allgather(c->gloo, send, recv, bytes, c->last_error,
-                                 sizeof(c->last_error))) != 0) {
-        r = comm_fail(c, r, "%s", c->last_error);
+    } else {
+        /* send may lie inside recv */
+        memmove((char *)recv + bytes * (size_t)c->rank, send, bytes);
+        if ((r = ring_allgather(c->ring, recv, bytes, "allgather",
+                                c->last_error, sizeof(c->last_error))) != 0)
+            r = comm_fail(c, r, "%s", c->last_error);
     }
     free(slots);
     return r;

@@ -15,8 +15,7 @@ ring_allgather_steps(tcp_ring *g, const ring_buf *b, int first, char *err,
     int r = 0;
 
     for (int k = 0; r == 0 && k < g->size - 1; k++) {
-        s.out_block = first - k;
-        s.in_block = first - k - 1;
+        ring_step_blocks(g, b, &s, first - k, first - k - 1);
         r = ring_run_step(g, b, &s, err, errlen);
     }
     return r;
@@ -35,8 +34,7 @@ allreduce_steps(tcp_ring *g, const ring_buf *b, coll_dtype dt, coll_op op,
      * afterwards block rank + 1 is whole here (and divided, for avg) */
     for (int k = 0; r == 0 && k < g->size - 1; k++) {
         s.out_side = k ? RING_RECV_SIDE : RING_SEND_SIDE;
-        s.out_block = g->rank - k;
-        s.in_block = g->rank - k - 1;
+        ring_step_blocks(g, b, &s, g->rank - k, g->rank - k - 1);
         s.scale = op == COLL_OP_AVG && k == g->size - 2;
         r = ring_run_step(g, b, &s, err, errlen);
     }

@@ -84,17 +84,18 @@ reduce_segment(const ring_buf *b, const ring_step *s, const char *segment,
     }
 }
 
-/* Sends what the right stream takes now: bytes sent, or -1 when it is
- * broken. */
+/* Sends what the right stream takes now, of the first `ready` bytes:
+ * bytes sent, or -1 when it is broken. */
 static ssize_t
-push(tcp_ring *g, const ring_buf *b, const ring_step *s, size_t *sent)
+push(tcp_ring *g, const ring_buf *b, const ring_step *s, size_t ready,
+     size_t *sent)
 {
     struct iovec iov[RING_IOV];
     struct msghdr m = {.msg_iov = iov};
     ssize_t n;
 
-    m.msg_iovlen = (size_t)gather(b, s->out_side, s->out + *sent,
-                                  s->out_len - *sent, RING_SEGMENT, iov);
+    m.msg_iovlen = (size_t)gather(b, s->out_side, s->out + *sent, ready - *sent,
+                                  RING_SEGMENT, iov);
     if ((n = sendmsg(g->right, &m, MSG_DONTWAIT | MSG_NOSIGNAL)) > 0)
         *sent += (size_t)n;
     return n >= 0 ? n : errno == EAGAIN || errno == EINTR ? 0 : -1;
@@ -144,25 +145,32 @@ closed(const ring_buf *b, const char *who, char *err, size_t errlen)
  * does not wait for receiving: with the ring's socket buffers, a limit of
  * 512 KiB ahead changed nothing on 2 ranks and cost 3 ranks 67 -> 83 ms,
  * 4 ranks 87 -> 119 ms (64 MiB, on 2 cores). */
-int
-ring_run_step(tcp_ring *g, const ring_buf *b, ring_step *s, char *err,
-              size_t errlen)
+void
+ring_step_blocks(const tcp_ring *g, const ring_buf *b, ring_step *s,
+                 int out_block, int in_block)
 {
-    size_t sent = 0, got = 0, held = 0;
-    int out = (s->out_block + g->size) % g->size,
-        in = (s->in_block + g->size) % g->size;
+    int out = (out_block + g->size) % g->size,
+        in = (in_block + g->size) % g->size;
 
     s->out = b->block_at[out];
     s->out_len = b->block_at[out + 1] - s->out;
     s->in = b->block_at[in];
     s->in_len = b->block_at[in + 1] - s->in;
+}
+
+int
+ring_run_step(tcp_ring *g, const ring_buf *b, const ring_step *s, char *err,
+              size_t errlen)
+{
+    size_t sent = 0, got = 0, held = 0;
 
     while (sent < s->out_len || got < s->in_len) {
-        int to_send = sent < s->out_len;
+        size_t ready = s->forward && got < s->out_len ? got : s->out_len;
+        int to_send = sent < ready;
         int to_get = got < s->in_len, n;
         ssize_t pushed = 0, pulled = 0;
 
-        if (to_send && (pushed = push(g, b, s, &sent)) < 0)
+        if (to_send && (pushed = push(g, b, s, ready, &sent)) < 0)
             return closed(b, g->right_name, err, errlen);
         if (to_get && (pulled = pull(g, b, s, &got, &held)) < 0)
             return closed(b, g->left_name, err, errlen);

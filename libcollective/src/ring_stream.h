@@ -29,25 +29,29 @@ typedef struct {
 
 enum ring_side { RING_SEND_SIDE, RING_RECV_SIDE };
 
-/* One step: block out_block (mod size) of the out side goes right while
- * block in_block of the recv side comes from the left. With reduce, the
- * incoming block becomes this rank's send side op the received bytes
- * (and, with scale, is divided by the ring's size). */
+/* One step: bytes [out, out + out_len) of the out side go right while
+ * [in, in + in_len) of the recv side come from the left (ring_step_blocks
+ * sets them to blocks). With reduce, the incoming bytes become this
+ * rank's send side op the received ones (and, with scale, are divided by
+ * the ring's size). With forward (the same range in and out), a byte
+ * goes right only once it has come in: a chain. */
 typedef struct {
     enum ring_side out_side;
-    int out_block, in_block;
-    int reduce, scale;
+    size_t out, out_len, in, in_len;
+    int reduce, scale, forward;
     coll_dtype dt;
     coll_op op;
-    size_t out, out_len, in, in_len; /* bytes, set by ring_run_step */
 } ring_step;
 
+/* Sets s's ranges to blocks out_block and in_block (taken mod size). */
+void ring_step_blocks(const tcp_ring *g, const ring_buf *b, ring_step *s,
+                      int out_block, int in_block);
 /* 0 or COLL_ENOMEM; ring_buf_free frees what it allocated. */
 int ring_buf_init(ring_buf *b, const ring_piece *piece, int n, size_t es,
                   int size, const char *what);
 void ring_buf_free(ring_buf *b);
 /* 0, or COLL_ETRANSPORT with the peer named in err. */
-int ring_run_step(tcp_ring *g, const ring_buf *b, ring_step *s, char *err,
+int ring_run_step(tcp_ring *g, const ring_buf *b, const ring_step *s, char *err,
                   size_t errlen);
 /* Before a collective: connects at first use, refuses a broken ring. */
 int ring_begin(tcp_ring *g, const char *what, char *err, size_t errlen);

@@ -56,11 +56,14 @@ int ring_allreduce_pieces(tcp_ring *g, const ring_piece *piece, int n,
 
 /* all holds one slot per rank in rank order, this rank's filled in:
  * afterwards every slot is (ring_allgather.c). bytes[k]: rank k's slot;
- * ring_allgather: slots of one size (size <= RING_CONTROL_RANKS). what
- * names the operation in errors. */
+ * ring_allgather: slots of one size. what names the operation in
+ * errors. */
 int ring_allgatherv(tcp_ring *g, void *all, const size_t *bytes,
                     const char *what, char *err, size_t errlen);
 int ring_allgather(tcp_ring *g, void *all, size_t bytes, const char *what,
                    char *err, size_t errlen);
+/* Every rank's buf becomes root's (ring_broadcast.c). */
+int ring_broadcast(tcp_ring *g, void *buf, size_t bytes, int root, char *err,
+                   size_t errlen);
 
 #endif
