@@ -129,24 +129,6 @@ comm_block_start(size_t count, int size, int r, size_t *len)
     return base * (size_t)r + ((size_t)r < extra ? (size_t)r : extra);
 }
 
-/* A ring: each rank sends its data once. */
-static int
-reduce_block_by_ring(coll_comm *c, const void *send, void *recv, size_t count,
-                     coll_dtype dt, coll_op op)
-{
-    size_t *counts = malloc(sizeof(*counts) * (size_t)c->size);
-    int r;
-
-    if (counts == NULL)
-        return comm_fail(c, COLL_ENOMEM, "out of memory");
-    for (int i = 0; i < c->size; i++)
-        comm_block_start(count, c->size, i, &counts[i]);
-    r = gb_reducescatter(c->gloo, send, recv, counts, dt, op, comm_reduce_into,
-                         c->last_error, sizeof(c->last_error));
-    free(counts);
-    return r ? comm_fail(c, r, "%s", c->last_error) : 0;
-}
-
 int
 coll_reducescatter(coll_comm *c, const void *send, void *recv, size_t count,
                    coll_dtype dt, coll_op op)
@@ -162,12 +144,15 @@ coll_reducescatter(coll_comm *c, const void *send, void *recv, size_t count,
     if ((r = comm_exchange(c, "reducescatter", (int64_t)count, dt, op, send,
                            count * es, &slots)) != 0)
         return r;
-    if (count * es <= COMM_SMALL_BYTES)
+    if (count * es <= COMM_SMALL_BYTES) {
         comm_reduce_slots(slots, c->size, recv, start, len, dt, how);
-    else
-        r = reduce_block_by_ring(c, send, recv, count, dt, how);
+        if (op == COLL_OP_AVG)
+            comm_scale_avg(recv, len, dt, c->size);
+    } else if ((r = ring_reducescatter(c->ring, send, recv, count, dt, op,
+                                       c->last_error, sizeof(c->last_error))) !=
+               0) {
+        r = comm_fail(c, r, "%s", c->last_error);
+    }
     free(slots);
-    if (r == 0 && op == COLL_OP_AVG)
-        comm_scale_avg(recv, len, dt, c->size);
     return r;
 }

@@ -144,8 +144,8 @@ readiness(const entry *e, entry *const *lists, const int *n, int size)
     return 1;
 }
 
-/* An async allgather or broadcast: one Gloo call on the thread's
- * context (host buffers only). */
+/* An async allgather or broadcast: on the thread's TCP ring (host
+ * buffers only). */
 static int
 run_other(fusion *f, coll_request *q, char *err, size_t errlen)
 {
@@ -153,9 +153,11 @@ run_other(fusion *f, coll_request *q, char *err, size_t errlen)
 
     if (bytes == 0) /* every rank agreed on the count */
         return 0;
-    if (q->kind == REQ_ALLGATHER)
-        return gb_allgather(f->gloo, q->send, q->recv, bytes, err, errlen);
-    return gb_broadcast(f->gloo, q->recv, bytes, q->root, err, errlen);
+    if (q->kind == REQ_BROADCAST)
+        return ring_broadcast(f->ring, q->recv, bytes, q->root, err, errlen);
+    /* send may lie inside recv */
+    memmove((char *)q->recv + bytes * (size_t)f->rank, q->send, bytes);
+    return ring_allgather(f->ring, q->recv, bytes, "allgather", err, errlen);
 }
 
 /* One collective for a group of requests of one type and op: on the

@@ -11,7 +11,6 @@
 #include <memory>
 #include <string>
 
-#include <gloo/allgather.h>
 #include <gloo/allgatherv.h>
 #include <gloo/alltoall.h>
 #include <gloo/alltoallv.h>
@@ -25,8 +24,31 @@
 #include <gloo/transport/tcp/device.h>
 
 #include "collective.h"
-#include "gloo_ctx.hh"
 #include "halfprec.h"
+
+// The context behind the C wall's gloo_ctx.
+struct gloo_ctx {
+    std::shared_ptr<gloo::transport::Device> device;
+    std::shared_ptr<gloo::rendezvous::Context> context;
+    std::chrono::milliseconds timeout;
+    uint32_t tag = 0;
+};
+
+// Runs fn, turning every exception into a code and a message.
+template <typename F>
+static int
+guarded(const char *what, char *err, size_t errlen, F fn)
+{
+    try {
+        fn();
+        return 0;
+    } catch (const std::exception &e) {
+        snprintf(err, errlen, "%s: %s", what, e.what());
+    } catch (...) {
+        snprintf(err, errlen, "%s: unknown failure", what);
+    }
+    return COLL_ETRANSPORT;
+}
 
 namespace
 {
@@ -288,22 +310,6 @@ gb_broadcast(gloo_ctx *g, void *buf, size_t bytes, int root, char *err,
         opts.setTag(g->tag++);
         opts.setTimeout(g->timeout);
         gloo::broadcast(opts);
-    });
-}
-
-extern "C" int
-gb_allgather(gloo_ctx *g, const void *in, void *out, size_t bytes, char *err,
-             size_t errlen)
-{
-    return guarded("allgather", err, errlen, [&] {
-        gloo::AllgatherOptions opts(g->context);
-        opts.setInput(const_cast<uint8_t *>(static_cast<const uint8_t *>(in)),
-                      bytes);
-        opts.setOutput(static_cast<uint8_t *>(out),
-                       bytes * (size_t)g->context->size);
-        opts.setTag(g->tag++);
-        opts.setTimeout(g->timeout);
-        gloo::allgather(opts);
     });
 }
 

@@ -28,9 +28,6 @@ int gb_allreduce(gloo_ctx *g, void *buf, size_t count, int dtype, int op,
                  char *err, size_t errlen);
 int gb_broadcast(gloo_ctx *g, void *buf, size_t bytes, int root, char *err,
                  size_t errlen);
-/* out holds size * bytes. */
-int gb_allgather(gloo_ctx *g, const void *in, void *out, size_t bytes,
-                 char *err, size_t errlen);
 int gb_barrier(gloo_ctx *g, char *err, size_t errlen);
 /* bytes[r]: what rank r contributes; out holds their sum, in rank order. */
 int gb_allgatherv(gloo_ctx *g, const void *in, void *out, const size_t *bytes,
@@ -41,15 +38,6 @@ int gb_alltoall(gloo_ctx *g, const void *in, void *out, size_t bytes, char *err,
 /* send[r] bytes go to rank r, recv[r] bytes come from rank r. */
 int gb_alltoallv(gloo_ctx *g, const void *in, const int64_t *send, void *out,
                  const int64_t *recv, char *err, size_t errlen);
-
-/* acc = acc op x over n elements (libcollective's comm_reduce_into). */
-typedef void (*gb_reduce_fn)(void *acc, const void *x, size_t n, coll_dtype dt,
-                             coll_op op);
-/* send holds every rank's block in rank order, counts[r] elements each;
- * recv gets op over every rank's block `rank`. op is not avg. */
-int gb_reducescatter(gloo_ctx *g, const void *send, void *recv,
-                     const size_t *counts, int dtype, int op,
-                     gb_reduce_fn reduce, char *err, size_t errlen);
 
 #ifdef __cplusplus
 }

@@ -62,6 +62,10 @@ int ring_allgatherv(tcp_ring *g, void *all, const size_t *bytes,
                     const char *what, char *err, size_t errlen);
 int ring_allgather(tcp_ring *g, void *all, size_t bytes, const char *what,
                    char *err, size_t errlen);
+/* recv = block rank of op over every rank's send, blocks as
+ * comm_block_start cuts them (ring_reducescatter.c; avg divides). */
+int ring_reducescatter(tcp_ring *g, const void *send, void *recv, size_t count,
+                       coll_dtype dt, coll_op op, char *err, size_t errlen);
 /* Every rank's buf becomes root's (ring_broadcast.c). */
 int ring_broadcast(tcp_ring *g, void *buf, size_t bytes, int root, char *err,
                    size_t errlen);

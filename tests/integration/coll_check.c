@@ -472,6 +472,10 @@ run_all(coll_comm *c)
     check_reducescatter(c, 100003, COLL_DT_F32, COLL_OP_SUM);
     check_reducescatter(c, 100003, COLL_DT_I64, COLL_OP_MAX);
     check_reducescatter(c, 65536, COLL_DT_F64, COLL_OP_AVG);
+    /* blocks of 10 MB, more than the ring's socket buffers hold: a block
+     * still going out must not be overwritten by the next coming in */
+    check_reducescatter(c, (size_t)coll_size(c) * 2500000 + 1, COLL_DT_F32,
+                        COLL_OP_SUM);
     check_reducescatter(c, 5, COLL_DT_I32, COLL_OP_PROD);
     check_alltoallv(c, 1);
     check_alltoallv(c, 600);
