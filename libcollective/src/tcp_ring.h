@@ -1,10 +1,13 @@
-/* A ring of plain TCP streams beside a Gloo context, for the large
- * allreduce and the small control exchanges: rank r holds one stream to
- * rank r+1 (its right) and one from rank r-1 (its left). Why not Gloo's pairs:
- * each of their receives is read on Gloo's epoll thread and handed to the
- * caller, and each send waits for the receiver's notice; here that moved about
- * half of what plain sockets move (tests/bench/fusion prints both). Gloo keeps
- * every other collective. Private to libcollective. */
+/* A ring of plain TCP streams beside a Gloo context: rank r holds one
+ * stream to rank r+1 (its right) and one from rank r-1 (its left). It
+ * carries allreduce, allgather(v), broadcast and reducescatter, and the
+ * small control exchanges (argument checks, barrier, fusion cycle). Why
+ * not Gloo's pairs: each of their receives is read on Gloo's epoll thread
+ * and handed to the caller, and each send waits for the receiver's
+ * notice; here that moved about half of what plain sockets move
+ * (tests/bench/fusion prints both) and cost small operations on busy
+ * cores milliseconds. Gloo keeps alltoall(v) and the hierarchical
+ * allreduce. Private to libcollective. */
 #ifndef COLL_TCP_RING_H
 #define COLL_TCP_RING_H
 
