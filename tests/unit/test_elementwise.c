@@ -1,0 +1,192 @@
+/* libcollective's element loops (elementwise.c): dst = a op b for every
+ * type and op, and avg's scaling, whose power-of-two sizes multiply by
+ * the reciprocal on the claim that this gives the bits division gives. */
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "comm.h"
+#include "halfprec.h"
+#include "unit.h"
+
+/* A spread of float bit patterns: normal, subnormal, huge, both signs. */
+static uint64_t
+next(uint64_t *state)
+{
+    *state = *state * 6364136223846793005ull + 1442695040888963407ull;
+    return *state >> 11;
+}
+
+/* 0 when got holds the bits of want (any NaN for a NaN). */
+static int
+differs(const void *want, const void *got, size_t n, int is_nan)
+{
+    return is_nan ? 0 : memcmp(want, got, n) != 0;
+}
+
+START_TEST(avg_by_power_of_two_is_division)
+{
+    enum { N = 50000 };
+    static const int sizes[] = {1, 2, 3, 4, 5, 6, 7, 8, 12, 16, 64, 1024};
+    static float f[N], fout[N];
+    static double d[N], dout[N];
+    uint64_t state = 42;
+
+    for (size_t i = 0; i < N; i++) {
+        uint32_t fb = (uint32_t)next(&state);
+        uint64_t db = next(&state) << 11 | next(&state) % 2048;
+        if (i % 7 == 0)
+            fb &= 0x807fffffu; /* subnormal */
+        memcpy(&f[i], &fb, sizeof(fb));
+        memcpy(&d[i], &db, sizeof(db));
+    }
+    for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
+        int size = sizes[s];
+        size_t bad = 0;
+        comm_scale_avg_into(fout, f, N, COLL_DT_F32, size);
+        comm_scale_avg_into(dout, d, N, COLL_DT_F64, size);
+        for (size_t i = 0; i < N; i++) {
+            volatile float fq = f[i] / (float)size;
+            volatile double dq = d[i] / (double)size;
+            float fw = fq;
+            double dw = dq;
+            bad += (size_t)differs(&fw, &fout[i], sizeof(fw), isnan(fw));
+            bad += (size_t)differs(&dw, &dout[i], sizeof(dw), isnan(dw));
+        }
+        ck_assert_msg(bad == 0, "size %d: %zu values differ from division",
+                      size, bad);
+    }
+}
+END_TEST
+
+START_TEST(avg_of_integers_and_halves)
+{
+    int32_t i32[3] = {7, -7, 8};
+    uint16_t h[2] = {coll_f32_to_f16(3.0f), coll_f32_to_bf16(3.0f)};
+
+    comm_scale_avg(i32, 3, COLL_DT_I32, 2);
+    ck_assert_int_eq(i32[0], 3);
+    ck_assert_int_eq(i32[1], -3); /* C division truncates */
+    ck_assert_int_eq(i32[2], 4);
+    comm_scale_avg(&h[0], 1, COLL_DT_F16, 4);
+    comm_scale_avg(&h[1], 1, COLL_DT_BF16, 4);
+    ck_assert(coll_f16_to_f32(h[0]) == 0.75f);
+    ck_assert(coll_bf16_to_f32(h[1]) == 0.75f);
+}
+END_TEST
+
+/* a op b in double, for the values used below (all exact). */
+static double
+expect(double a, double b, coll_op op)
+{
+    switch (op) {
+    case COLL_OP_MIN:
+        return a < b ? a : b;
+    case COLL_OP_MAX:
+        return a > b ? a : b;
+    case COLL_OP_PROD:
+        return a * b;
+    default:
+        return a + b;
+    }
+}
+
+static void
+put(void *buf, coll_dtype dt, size_t i, double v)
+{
+    switch (dt) {
+    case COLL_DT_U8:
+        ((uint8_t *)buf)[i] = (uint8_t)v;
+        break;
+    case COLL_DT_I8:
+        ((int8_t *)buf)[i] = (int8_t)v;
+        break;
+    case COLL_DT_I32:
+        ((int32_t *)buf)[i] = (int32_t)v;
+        break;
+    case COLL_DT_I64:
+        ((int64_t *)buf)[i] = (int64_t)v;
+        break;
+    case COLL_DT_F16:
+        ((uint16_t *)buf)[i] = coll_f32_to_f16((float)v);
+        break;
+    case COLL_DT_BF16:
+        ((uint16_t *)buf)[i] = coll_f32_to_bf16((float)v);
+        break;
+    case COLL_DT_F32:
+        ((float *)buf)[i] = (float)v;
+        break;
+    case COLL_DT_F64:
+        ((double *)buf)[i] = v;
+        break;
+    }
+}
+
+static double
+get(const void *buf, coll_dtype dt, size_t i)
+{
+    switch (dt) {
+    case COLL_DT_U8:
+        return ((const uint8_t *)buf)[i];
+    case COLL_DT_I8:
+        return ((const int8_t *)buf)[i];
+    case COLL_DT_I32:
+        return ((const int32_t *)buf)[i];
+    case COLL_DT_I64:
+        return (double)((const int64_t *)buf)[i];
+    case COLL_DT_F16:
+        return coll_f16_to_f32(((const uint16_t *)buf)[i]);
+    case COLL_DT_BF16:
+        return coll_bf16_to_f32(((const uint16_t *)buf)[i]);
+    case COLL_DT_F32:
+        return ((const float *)buf)[i];
+    case COLL_DT_F64:
+        return ((const double *)buf)[i];
+    }
+    return 0;
+}
+
+START_TEST(reduce_every_type_and_op)
+{
+    static const double a[] = {3, 0, 9, 1, 12, 5, 2},
+                        b[] = {4, 7, 2, 1, 5, 11, 6};
+    enum { N = sizeof(a) / sizeof(a[0]) };
+    const coll_op ops[] = {COLL_OP_SUM, COLL_OP_MIN, COLL_OP_MAX, COLL_OP_PROD};
+
+    for (int dt = COLL_DT_U8; dt <= COLL_DT_F64; dt++)
+        for (size_t o = 0; o < 4; o++) {
+            char x[N * 8], y[N * 8], out[N * 8], acc[N * 8];
+            for (size_t i = 0; i < N; i++) {
+                put(x, (coll_dtype)dt, i, a[i]);
+                put(y, (coll_dtype)dt, i, b[i]);
+            }
+            memcpy(acc, x, sizeof(x));
+            comm_reduce_to(out, x, y, N, (coll_dtype)dt, ops[o]);
+            comm_reduce_into(acc, y, N, (coll_dtype)dt, ops[o]); /* dst a */
+            for (size_t i = 0; i < N; i++) {
+                double want = expect(a[i], b[i], ops[o]);
+                ck_assert_msg(get(out, (coll_dtype)dt, i) == want,
+                              "dt %d op %d [%zu]: %g, want %g", dt, ops[o], i,
+                              get(out, (coll_dtype)dt, i), want);
+                ck_assert(get(acc, (coll_dtype)dt, i) == want);
+                ck_assert(get(x, (coll_dtype)dt, i) == a[i]); /* a kept */
+            }
+        }
+}
+END_TEST
+
+static Suite *
+suite(void)
+{
+    Suite *s = suite_create("elementwise");
+    TCase *tc = tcase_create("loops");
+
+    tcase_set_timeout(tc, 60);
+    ADD(tc, avg_by_power_of_two_is_division);
+    ADD(tc, avg_of_integers_and_halves);
+    ADD(tc, reduce_every_type_and_op);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+UNIT_MAIN(suite)
