@@ -1,6 +1,7 @@
 /* Test worker for libcollective: every operation, type and op against a
  * reference computed here from the same formula every rank uses.
- * usage: coll_check [all | wide | mismatch | die RANK | die-streaming RANK]
+ * usage: coll_check [all | wide | mismatch | die RANK | die-streaming RANK |
+ *                    stall-streaming RANK]
  * Prints "rank R: N checks passed" or the first failure (exit 1).
  * Built with COLL_CHECK_GPU (coll_check_gpu), every buffer is in GPU
  * memory (gpu_shim.h); then also: coll_check_gpu count | mixed. */
@@ -496,19 +497,22 @@ run_all(coll_comm *c)
     return 0;
 }
 
+static int victim_signal;
+
 static void
-die_now(int sig)
+signal_self(int sig)
 {
     (void)sig;
-    kill(getpid(), SIGKILL);
+    kill(getpid(), victim_signal);
 }
 
-/* Rank victim dies 300 ms into a run of large allreduces, while data
- * streams between ranks (the exchange before each is a small part of
- * it). The others must each get an allreduce error, soon: a survivor
- * whose neighbours are alive learns of it only from them. */
-static void
-die_streaming(coll_comm *c, int victim)
+/* Rank victim gets sig (SIGKILL: dies; SIGSTOP: hangs) 300 ms into a run
+ * of large allreduces, while data streams between ranks (the exchange
+ * before each is a small part of it). The others must each get an
+ * allreduce error, soon: a survivor whose neighbours are alive learns
+ * of it only from them. 1 when this rank got an error. */
+static int
+fail_streaming(coll_comm *c, int victim, int sig)
 {
     size_t n = 4 << 20;
     float *big = calloc(n, sizeof(float));
@@ -517,14 +521,17 @@ die_streaming(coll_comm *c, int victim)
 
     if (r == 0 && coll_rank(c) == victim) {
         struct itimerval soon = {{0, 0}, {0, 300000}};
-        signal(SIGALRM, die_now);
+        victim_signal = sig;
+        signal(SIGALRM, signal_self);
         setitimer(ITIMER_REAL, &soon, NULL);
     }
     for (int i = 0; r == 0 && i < 2000; i++)
         r = coll_allreduce(c, big, big, n, COLL_DT_F32, COLL_OP_SUM);
     printf("rank %d: %s: %s\n", coll_rank(c), coll_strerror(r),
            coll_last_error(c));
+    fflush(stdout); /* before hvdrun's teardown can end this rank */
     free(big);
+    return r != 0;
 }
 
 /* A few checks, for more ranks than the TCP ring's control exchanges
@@ -551,7 +558,7 @@ main(int argc, char **argv)
     float x[16] = {0};
     int r;
 
-    if (strncmp(mode, "die", 3) == 0) /* see below */
+    if (strstr(mode, "die") || strstr(mode, "stall")) /* see below */
         signal(SIGTERM, SIG_IGN);
 #ifdef COLL_CHECK_GPU
     const char *why;
@@ -628,7 +635,10 @@ main(int argc, char **argv)
         printf("rank %d: after: %s\n", coll_rank(c), coll_strerror(r));
         r = 0;
     } else if (strcmp(mode, "die-streaming") == 0 && argc > 2) {
-        die_streaming(c, (int)strtol(argv[2], NULL, 10));
+        fail_streaming(c, (int)strtol(argv[2], NULL, 10), SIGKILL);
+    } else if (strcmp(mode, "stall-streaming") == 0 && argc > 2) {
+        /* survivors fail (exit 1), so that hvdrun ends the stopped one */
+        r = fail_streaming(c, (int)strtol(argv[2], NULL, 10), SIGSTOP);
     }
     coll_finalize(c);
     return r;

@@ -72,6 +72,17 @@ check "dead peer while streaming: 3 allreduce errors" \
     [ "$(grep -c 'a peer failed or timed out: allreduce' "$TMP/out")" -eq 3 ]
 check "dead peer while streaming: within 20 s ($took ms)" [ "$took" -lt 20000 ]
 [ "$RC" -eq 137 ] || sed 's/^/  | /' "$TMP/err" "$TMP/out" | head -30
+# a rank stops (SIGSTOP) while large allreduces stream: its neighbours
+# give up after the timeout (3 s here), the rest at once after them
+start=$(date +%s%N)
+hvd --kill-grace 1 -x HOROVOD_GLOO_TIMEOUT_SECONDS=3 -np 4 "$CHECK" stall-streaming 1
+took=$((($(date +%s%N) - start) / 1000000))
+check "stopped peer while streaming: 3 allreduce errors" \
+    [ "$(grep -c 'a peer failed or timed out: allreduce' "$TMP/out")" -eq 3 ]
+check "stopped peer while streaming: the timeout named" \
+    grep -q 'allreduce: no progress with rank .* for 3 s' "$TMP/out"
+check "stopped peer while streaming: over within 15 s ($took ms)" \
+    [ "$took" -lt 15000 ]
 # heartbeats: a stopped rank is declared dead and named; a finished one
 # that keeps running is not
 hvd --heartbeat-timeout 1 --kill-grace 1 -np 2 "$CHECK" hang
