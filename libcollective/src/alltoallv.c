@@ -24,8 +24,9 @@ slot_count(const char *slots, int rank, size_t index)
 }
 
 /* More ranks than fit in a slot: an alltoall of the send counts shows
- * every rank what it will get, and a max over the verdicts tells every
- * rank of any disagreement, not only its victims. 1: they disagree. */
+ * every rank what it will get, and an alltoall of the verdicts tells
+ * every rank of any disagreement, not only its victims. 1: they
+ * disagree. */
 static int
 disagree_apart(coll_comm *c, const size_t *send_counts,
                const size_t *recv_counts)
@@ -42,10 +43,14 @@ disagree_apart(coll_comm *c, const size_t *send_counts,
     r = gb_alltoall(c->gloo, mine, theirs, sizeof(int64_t), err, sizeof(err));
     for (int i = 0; r == 0 && i < c->size; i++)
         flag |= theirs[i] != (int64_t)recv_counts[i];
-    free(mine);
+    for (int i = 0; i < c->size; i++)
+        mine[i] = flag;
     if (r == 0)
-        r = gb_allreduce(c->gloo, &flag, 1, COLL_DT_I64, COLL_OP_MAX, err,
-                         sizeof(err));
+        r = gb_alltoall(c->gloo, mine, theirs, sizeof(int64_t), err,
+                        sizeof(err));
+    for (int i = 0; r == 0 && i < c->size; i++)
+        flag |= theirs[i];
+    free(mine);
     return r ? comm_fail(c, r, "%s", err) : (int)flag;
 }
 

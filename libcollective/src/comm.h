@@ -17,8 +17,8 @@ struct coll_comm {
     hvdd_client *client;         /* NULL for a job of one */
     gloo_ctx *gloo;              /* NULL for a job of one */
     tcp_ring *ring;              /* beside it, for large allreduces */
-    gloo_ctx *local_gloo;        /* this host's ranks, once needed */
-    gloo_ctx *cross_gloo;        /* local_rank 0 of every host, once needed */
+    tcp_ring *local_ring;        /* this host's ranks, once needed */
+    tcp_ring *cross_ring;        /* local_rank 0 of every host, once needed */
     char prefix[32];             /* of the global context's keys */
     int dead;                    /* a transport failure broke the comm */
     struct fusion *fusion;       /* the async thread, once started */

@@ -114,12 +114,12 @@ comm_disconnect(coll_comm *c)
     dev_comm_free(c->dev);
     c->dev = NULL;
     comm_unregister(c);
-    gb_free(c->local_gloo);
-    gb_free(c->cross_gloo);
+    ring_free(c->local_ring);
+    ring_free(c->cross_ring);
     gb_free(c->gloo);
     ring_free(c->ring);
     hvdd_client_free(c->client);
-    c->local_gloo = c->cross_gloo = NULL;
+    c->local_ring = c->cross_ring = NULL;
     c->gloo = NULL;
     c->ring = NULL;
     c->client = NULL;

@@ -1,5 +1,7 @@
 // The Gloo backend: a store over hvdd, one TCP device on the interface
-// hvdd chose, and the collectives, with every exception caught here.
+// hvdd chose, and the collectives libcollective still takes from Gloo
+// (alltoall(v); barrier and allgatherv beyond the TCP ring's 32 ranks),
+// with every exception caught here.
 #include "gloo_backend.h"
 
 #include <algorithm>
@@ -14,17 +16,13 @@
 #include <gloo/allgatherv.h>
 #include <gloo/alltoall.h>
 #include <gloo/alltoallv.h>
-#include <gloo/allreduce.h>
 #include <gloo/barrier.h>
-#include <gloo/broadcast.h>
-#include <gloo/math.h>
 #include <gloo/rendezvous/context.h>
 #include <gloo/rendezvous/prefix_store.h>
 #include <gloo/rendezvous/store.h>
 #include <gloo/transport/tcp/device.h>
 
 #include "collective.h"
-#include "halfprec.h"
 
 // The context behind the C wall's gloo_ctx.
 struct gloo_ctx {
@@ -181,136 +179,6 @@ extern "C" void
 gb_free(gloo_ctx *g)
 {
     delete g;
-}
-
-template <typename T>
-static gloo::AllreduceOptions::Func
-reducer(int op)
-{
-    using F = void (*)(void *, const void *, const void *, size_t);
-    switch (op) {
-    case COLL_OP_MIN:
-        return static_cast<F>(&gloo::min<T>);
-    case COLL_OP_MAX:
-        return static_cast<F>(&gloo::max<T>);
-    case COLL_OP_PROD:
-        return static_cast<F>(&gloo::product<T>);
-    default:
-        return static_cast<F>(&gloo::sum<T>);
-    }
-}
-
-// bfloat16 has no Gloo type: reduce through float.
-struct bf16 {
-    uint16_t v;
-};
-
-template <int Op>
-static void
-bf16_reduce(void *c_, const void *a_, const void *b_, size_t n)
-{
-    auto *c = static_cast<uint16_t *>(c_);
-    auto *a = static_cast<const uint16_t *>(a_);
-    auto *b = static_cast<const uint16_t *>(b_);
-    for (size_t i = 0; i < n; i++) {
-        float x = coll_bf16_to_f32(a[i]), y = coll_bf16_to_f32(b[i]);
-        float r = Op == COLL_OP_MIN    ? std::min(x, y)
-                  : Op == COLL_OP_MAX  ? std::max(x, y)
-                  : Op == COLL_OP_PROD ? x * y
-                                       : x + y;
-        c[i] = coll_f32_to_bf16(r);
-    }
-}
-
-template <>
-gloo::AllreduceOptions::Func
-reducer<bf16>(int op)
-{
-    switch (op) {
-    case COLL_OP_MIN:
-        return &bf16_reduce<COLL_OP_MIN>;
-    case COLL_OP_MAX:
-        return &bf16_reduce<COLL_OP_MAX>;
-    case COLL_OP_PROD:
-        return &bf16_reduce<COLL_OP_PROD>;
-    default:
-        return &bf16_reduce<COLL_OP_SUM>;
-    }
-}
-
-/* About four segments per rank's share of the ring, between 1 MiB
- * (Gloo's default) and 8 MiB. At 64 MiB on 2 ranks: busbw 1.01 GB/s
- * against 0.95 with 1 MiB segments (mean of 4 runs in turns, noisy); no
- * change on 4 ranks. */
-static size_t
-segment_size(size_t bytes, int ranks)
-{
-    size_t seg = bytes / (size_t)ranks / 4;
-
-    return seg < (1u << 20) ? (1u << 20) : seg > (8u << 20) ? (8u << 20) : seg;
-}
-
-template <typename T>
-static void
-allreduce_as(gloo_ctx *g, void *buf, size_t count, int op)
-{
-    gloo::AllreduceOptions opts(g->context);
-    opts.setOutput(static_cast<T *>(buf), count);
-    opts.setReduceFunction(reducer<T>(op));
-    opts.setTag(g->tag++);
-    opts.setTimeout(g->timeout);
-    opts.setMaxSegmentSize(segment_size(count * sizeof(T), g->context->size));
-    gloo::allreduce(opts);
-}
-
-extern "C" int
-gb_allreduce(gloo_ctx *g, void *buf, size_t count, int dtype, int op, char *err,
-             size_t errlen)
-{
-    return guarded("allreduce", err, errlen, [&] {
-        switch (dtype) {
-        case COLL_DT_U8:
-            allreduce_as<uint8_t>(g, buf, count, op);
-            break;
-        case COLL_DT_I8:
-            allreduce_as<int8_t>(g, buf, count, op);
-            break;
-        case COLL_DT_I32:
-            allreduce_as<int32_t>(g, buf, count, op);
-            break;
-        case COLL_DT_I64:
-            allreduce_as<int64_t>(g, buf, count, op);
-            break;
-        case COLL_DT_F32:
-            allreduce_as<float>(g, buf, count, op);
-            break;
-        case COLL_DT_F64:
-            allreduce_as<double>(g, buf, count, op);
-            break;
-        case COLL_DT_F16:
-            allreduce_as<gloo::float16>(g, buf, count, op);
-            break;
-        case COLL_DT_BF16:
-            allreduce_as<bf16>(g, buf, count, op);
-            break;
-        default:
-            throw std::runtime_error("data type not supported by this build");
-        }
-    });
-}
-
-extern "C" int
-gb_broadcast(gloo_ctx *g, void *buf, size_t bytes, int root, char *err,
-             size_t errlen)
-{
-    return guarded("broadcast", err, errlen, [&] {
-        gloo::BroadcastOptions opts(g->context);
-        opts.setOutput(static_cast<uint8_t *>(buf), bytes);
-        opts.setRoot(root);
-        opts.setTag(g->tag++);
-        opts.setTimeout(g->timeout);
-        gloo::broadcast(opts);
-    });
 }
 
 extern "C" int

@@ -23,11 +23,6 @@ int gb_connect(gloo_ctx **out, hvdd_client *client, const char *scope,
                int timeout_ms, char *err, size_t errlen);
 void gb_free(gloo_ctx *g);
 
-/* In place on buf. dtype and op are COLL_DT_* and COLL_OP_* (not avg). */
-int gb_allreduce(gloo_ctx *g, void *buf, size_t count, int dtype, int op,
-                 char *err, size_t errlen);
-int gb_broadcast(gloo_ctx *g, void *buf, size_t bytes, int root, char *err,
-                 size_t errlen);
 int gb_barrier(gloo_ctx *g, char *err, size_t errlen);
 /* bytes[r]: what rank r contributes; out holds their sum, in rank order. */
 int gb_allgatherv(gloo_ctx *g, const void *in, void *out, const size_t *bytes,

@@ -6,8 +6,8 @@
  * and handed to the caller, and each send waits for the receiver's
  * notice; here that moved about half of what plain sockets move
  * (tests/bench/fusion prints both) and cost small operations on busy
- * cores milliseconds. Gloo keeps alltoall(v) and the hierarchical
- * allreduce. Private to libcollective. */
+ * cores milliseconds. Gloo keeps alltoall(v). Private to
+ * libcollective. */
 #ifndef COLL_TCP_RING_H
 #define COLL_TCP_RING_H
 
