@@ -17,6 +17,7 @@
 #include <collective.h>
 
 #include "fail.h"
+#include "typed.h"
 #ifdef COLL_CHECK_GPU
 #include "gpu_shim.h"
 /* NCCL's avg of floats scales each value before the sum */
@@ -32,49 +33,6 @@ static double
 value(int r, size_t i)
 {
     return (double)((r * 7 + (int)(i % 13)) % 11 + 1);
-}
-
-static void
-put(void *buf, coll_dtype dt, size_t i, double v)
-{
-    switch (dt) {
-    case COLL_DT_U8:
-        ((uint8_t *)buf)[i] = (uint8_t)v;
-        break;
-    case COLL_DT_I8:
-        ((int8_t *)buf)[i] = (int8_t)v;
-        break;
-    case COLL_DT_I32:
-        ((int32_t *)buf)[i] = (int32_t)v;
-        break;
-    case COLL_DT_I64:
-        ((int64_t *)buf)[i] = (int64_t)v;
-        break;
-    case COLL_DT_F32:
-        ((float *)buf)[i] = (float)v;
-        break;
-    default:
-        ((double *)buf)[i] = v;
-    }
-}
-
-static double
-get(const void *buf, coll_dtype dt, size_t i)
-{
-    switch (dt) {
-    case COLL_DT_U8:
-        return ((const uint8_t *)buf)[i];
-    case COLL_DT_I8:
-        return ((const int8_t *)buf)[i];
-    case COLL_DT_I32:
-        return ((const int32_t *)buf)[i];
-    case COLL_DT_I64:
-        return (double)((const int64_t *)buf)[i];
-    case COLL_DT_F32:
-        return ((const float *)buf)[i];
-    default:
-        return ((const double *)buf)[i];
-    }
 }
 
 static double
@@ -112,13 +70,13 @@ check_allreduce(coll_comm *c, coll_dtype dt, coll_op op, size_t n, int in_place)
     int r, rank = coll_rank(c), size = coll_size(c);
 
     for (size_t i = 0; i < n; i++)
-        put(send, dt, i, value(rank, i));
+        typed_put(send, dt, i, value(rank, i));
     r = coll_allreduce(c, send, in_place ? send : recv, n, dt, op);
     if (r != 0)
         FAIL("allreduce dt %d op %d n %zu: %s: %s", dt, op, n, coll_strerror(r),
              coll_last_error(c));
     for (size_t i = 0; i < n; i++) {
-        double got = get(in_place ? send : recv, dt, i);
+        double got = typed_get(in_place ? send : recv, dt, i);
         double want = reference(op, dt, size, i);
         if (!matches(got, want, op))
             FAIL("allreduce dt %d op %d n %zu in_place %d: [%zu] = %.17g, want "
@@ -285,12 +243,12 @@ check_reducescatter(coll_comm *c, size_t n, coll_dtype dt, coll_op op)
     int r;
 
     for (size_t i = 0; i < n; i++)
-        put(in, dt, i, value((int)rank, i));
+        typed_put(in, dt, i, value((int)rank, i));
     if ((r = coll_reducescatter(c, in, out, n, dt, op)) != 0)
         FAIL("reducescatter n %zu dt %d op %d: %s", n, dt, op,
              coll_last_error(c));
     for (size_t i = 0; i < len; i++) {
-        double got = get(out, dt, i);
+        double got = typed_get(out, dt, i);
         double want = reference(op, dt, (int)size, start + i);
         if (!matches(got, want, op))
             FAIL("reducescatter n %zu dt %d op %d: [%zu] = %.17g, want %.17g",

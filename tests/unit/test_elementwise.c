@@ -7,6 +7,7 @@
 
 #include "comm.h"
 #include "halfprec.h"
+#include "typed.h"
 #include "unit.h"
 
 /* A spread of float bit patterns: normal, subnormal, huge, both signs. */
@@ -91,59 +92,27 @@ expect(double a, double b, coll_op op)
     }
 }
 
+/* typed.h's, with the 16-bit types through float. */
 static void
 put(void *buf, coll_dtype dt, size_t i, double v)
 {
-    switch (dt) {
-    case COLL_DT_U8:
-        ((uint8_t *)buf)[i] = (uint8_t)v;
-        break;
-    case COLL_DT_I8:
-        ((int8_t *)buf)[i] = (int8_t)v;
-        break;
-    case COLL_DT_I32:
-        ((int32_t *)buf)[i] = (int32_t)v;
-        break;
-    case COLL_DT_I64:
-        ((int64_t *)buf)[i] = (int64_t)v;
-        break;
-    case COLL_DT_F16:
-        ((uint16_t *)buf)[i] = coll_f32_to_f16((float)v);
-        break;
-    case COLL_DT_BF16:
-        ((uint16_t *)buf)[i] = coll_f32_to_bf16((float)v);
-        break;
-    case COLL_DT_F32:
-        ((float *)buf)[i] = (float)v;
-        break;
-    case COLL_DT_F64:
-        ((double *)buf)[i] = v;
-        break;
-    }
+    if (dt == COLL_DT_F16 || dt == COLL_DT_BF16)
+        ((uint16_t *)buf)[i] = dt == COLL_DT_F16 ? coll_f32_to_f16((float)v)
+                                                 : coll_f32_to_bf16((float)v);
+    else
+        typed_put(buf, dt, i, v);
 }
 
 static double
 get(const void *buf, coll_dtype dt, size_t i)
 {
-    switch (dt) {
-    case COLL_DT_U8:
-        return ((const uint8_t *)buf)[i];
-    case COLL_DT_I8:
-        return ((const int8_t *)buf)[i];
-    case COLL_DT_I32:
-        return ((const int32_t *)buf)[i];
-    case COLL_DT_I64:
-        return (double)((const int64_t *)buf)[i];
-    case COLL_DT_F16:
-        return coll_f16_to_f32(((const uint16_t *)buf)[i]);
-    case COLL_DT_BF16:
-        return coll_bf16_to_f32(((const uint16_t *)buf)[i]);
-    case COLL_DT_F32:
-        return ((const float *)buf)[i];
-    case COLL_DT_F64:
-        return ((const double *)buf)[i];
-    }
-    return 0;
+    uint16_t h = ((const uint16_t *)buf)[i];
+
+    if (dt == COLL_DT_F16)
+        return coll_f16_to_f32(h);
+    if (dt == COLL_DT_BF16)
+        return coll_bf16_to_f32(h);
+    return typed_get(buf, dt, i);
 }
 
 START_TEST(reduce_every_type_and_op)
