@@ -1,8 +1,10 @@
 /* Joining the job's transport: hvdd's store, then a Gloo context. */
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "collective.h"
 #include "comm.h"
@@ -62,6 +64,21 @@ comm_timeout_ms(void)
     return (int)(env_long("HOROVOD_GLOO_TIMEOUT_SECONDS", 30) * 1000);
 }
 
+/* Spinning saves the sleep and wake-up in poll: 2 ranks on 2 CPUs, 8 B
+ * allreduce 39 -> 7 us, 32 KiB 112 -> 26 (OpenMPI, which busy-polls:
+ * 7-9 and 27). With more ranks than CPUs it takes the CPU a peer needs
+ * (4 ranks on 2: 8 B 82 -> 416 us), so it is off there. */
+int
+comm_spin_us(const coll_comm *c)
+{
+    cpu_set_t set;
+    long cpus = sched_getaffinity(0, sizeof(set), &set) == 0
+                    ? CPU_COUNT(&set)
+                    : sysconf(_SC_NPROCESSORS_ONLN);
+
+    return c->local_size > 0 && c->local_size <= cpus ? RING_SPIN_US : 0;
+}
+
 hvdd_client *
 comm_new_client(void)
 {
@@ -102,7 +119,8 @@ comm_connect(coll_comm *c)
                    iface, timeout_ms, c->last_error, sizeof(c->last_error));
     if (r == COLL_ETRANSPORT)
         r = COLL_ERENDEZVOUS;
-    if (r == 0 && (c->ring = ring_new(prefix, c->rank, c->size)) == NULL)
+    if (r == 0 &&
+        (c->ring = ring_new(prefix, c->rank, c->size, comm_spin_us(c))) == NULL)
         r = comm_fail(c, COLL_ENOMEM, "out of memory");
     return r ? r : comm_register(c, addr, (int)port, getenv("HVDD_TOKEN"));
 }

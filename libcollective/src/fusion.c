@@ -344,7 +344,8 @@ start(coll_comm *c)
     r = gb_connect(&f->gloo, c->client, "collective", prefix, c->rank, c->size,
                    comm_iface(), comm_timeout_ms(), c->last_error,
                    sizeof(c->last_error));
-    if (r == 0 && (f->ring = ring_new(prefix, c->rank, c->size)) == NULL)
+    if (r == 0 &&
+        (f->ring = ring_new(prefix, c->rank, c->size, comm_spin_us(c))) == NULL)
         r = comm_fail(c, COLL_ENOMEM, "out of memory");
     if (r == 0 && pthread_create(&f->thread, NULL, fusion_main, f) != 0)
         r = comm_fail(c, COLL_ENOMEM, "cannot start the fusion thread");

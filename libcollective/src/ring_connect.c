@@ -303,7 +303,7 @@ ring_connect(tcp_ring *g, char *err, size_t errlen)
 }
 
 tcp_ring *
-ring_new(const char *prefix, int rank, int size)
+ring_new(const char *prefix, int rank, int size, int spin_us)
 {
     tcp_ring *g = calloc(1, sizeof(*g));
 
@@ -313,6 +313,7 @@ ring_new(const char *prefix, int rank, int size)
     g->rank = rank;
     g->size = size;
     g->timeout_ms = comm_timeout_ms();
+    g->spin_us = spin_us;
     g->left = g->right = -1;
     return g;
 }

@@ -9,12 +9,22 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
+#include <time.h>
 
 #include "comm.h"
 #include "ring_stream.h"
 
 /* Pieces one send or receive call gathers (small tensors are many). */
 #define RING_IOV 64
+
+static long long
+now_us(void)
+{
+    struct timespec t;
+
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec * 1000000LL + t.tv_nsec / 1000;
+}
 
 /* The piece holding byte at (< the whole's size): the last one starting
  * at or before it, which is never an empty one. */
@@ -163,6 +173,7 @@ ring_run_step(tcp_ring *g, const ring_buf *b, const ring_step *s, char *err,
               size_t errlen)
 {
     size_t sent = 0, got = 0, held = 0;
+    long long idle_since = 0; /* us; 0: moving */
 
     while (sent < s->out_len || got < s->in_len) {
         size_t ready = s->forward && got < s->out_len ? got : s->out_len;
@@ -174,8 +185,18 @@ ring_run_step(tcp_ring *g, const ring_buf *b, const ring_step *s, char *err,
             return closed(b, g->right_name, err, errlen);
         if (to_get && (pulled = pull(g, b, s, &got, &held)) < 0)
             return closed(b, g->left_name, err, errlen);
-        if (pushed > 0 || pulled > 0)
+        if (pushed > 0 || pulled > 0) {
+            idle_since = 0;
             continue;
+        }
+        if (g->spin_us) { /* retry a while before sleeping */
+            long long now = now_us();
+            if (idle_since == 0)
+                idle_since = now;
+            if (now - idle_since < g->spin_us)
+                continue;
+        }
+        idle_since = 0;
         struct pollfd p[2] = {{g->right, to_send ? POLLOUT : 0, 0},
                               {g->left, to_get ? POLLIN : 0, 0}};
         while ((n = poll(p, 2, g->timeout_ms)) < 0 && errno == EINTR)

@@ -19,15 +19,16 @@ typedef struct tcp_ring {
     char prefix[40]; /* of its keys in hvdd's store (scope "ring") */
     int rank, size;
     int timeout_ms; /* the longest wait without progress */
+    int spin_us;    /* how long to retry before sleeping in poll */
     int left, right;
     int broken; /* a failure closed the streams: no second connect */
     char left_name[96], right_name[96]; /* "rank 3 (10.0.0.2:41234)" */
     char *segment;                      /* RING_SEGMENT bytes to reduce in */
 } tcp_ring;
 
-/* No I/O: every rank connects at the same first large allreduce. NULL
- * when out of memory. */
-tcp_ring *ring_new(const char *prefix, int rank, int size);
+/* No I/O: every rank connects at the same first collective that needs
+ * the ring. spin_us: comm_spin_us(). NULL when out of memory. */
+tcp_ring *ring_new(const char *prefix, int rank, int size, int spin_us);
 void ring_free(tcp_ring *g);
 /* Closes both streams after a failure, so that the neighbours fail at
  * once too (and theirs after them) instead of waiting out the timeout. */
@@ -52,6 +53,10 @@ typedef struct {
 } ring_piece;
 int ring_allreduce_pieces(tcp_ring *g, const ring_piece *piece, int n,
                           coll_dtype dt, coll_op op, char *err, size_t errlen);
+
+/* How long a rank with a CPU of its own retries a stuck stream before it
+ * sleeps in poll (comm_spin_us). */
+#define RING_SPIN_US 50
 
 /* Control exchanges go on the ring up to this many ranks (its latency
  * grows by a hop per rank), on Gloo's alltoall beyond. */
