@@ -30,7 +30,8 @@ typedef struct {
     tcp_ring *g;
     hvdd_client *kv;
     struct timespec deadline;
-    int loopback; /* the interface is: every rank is on this host */
+    int loopback;     /* the interface is: every rank is on this host */
+    const char *what; /* the collective that connects, for errors */
     char *err;
     size_t errlen;
 } setup;
@@ -42,7 +43,11 @@ static int
 fail(setup *s, const char *fmt, ...)
 {
     va_list ap;
-    int n = snprintf(s->err, s->errlen, "allreduce ring: ");
+    int n =
+        snprintf(s->err, s->errlen, "%s: connecting the TCP ring: ", s->what);
+
+    if (n < 0 || (size_t)n >= s->errlen)
+        return COLL_ETRANSPORT;
 
     va_start(ap, fmt);
     vsnprintf(s->err + n, s->errlen - (size_t)n, fmt, ap);
@@ -277,9 +282,9 @@ accept_left(setup *s, int listener)
 }
 
 int
-ring_connect(tcp_ring *g, char *err, size_t errlen)
+ring_connect(tcp_ring *g, const char *what, char *err, size_t errlen)
 {
-    setup s = {.g = g, .err = err, .errlen = errlen};
+    setup s = {.g = g, .what = what, .err = err, .errlen = errlen};
     int listener = -1, r;
 
     clock_gettime(CLOCK_MONOTONIC, &s.deadline);

@@ -247,7 +247,7 @@ ring_begin(tcp_ring *g, const char *what, char *err, size_t errlen)
         snprintf(err, errlen, "%s: the ring failed earlier", what);
         return COLL_ETRANSPORT;
     }
-    return g->left < 0 || g->right < 0 ? ring_connect(g, err, errlen) : 0;
+    return g->left < 0 || g->right < 0 ? ring_connect(g, what, err, errlen) : 0;
 }
 
 int

@@ -35,8 +35,9 @@ void ring_free(tcp_ring *g);
 void ring_break(tcp_ring *g);
 
 /* Listens on HOROVOD_GLOO_IFACE's address, publishes it in hvdd's store,
- * connects to the right and accepts the left (ring_connect.c). */
-int ring_connect(tcp_ring *g, char *err, size_t errlen);
+ * connects to the right and accepts the left (ring_connect.c). what: the
+ * collective that connects, for errors. */
+int ring_connect(tcp_ring *g, const char *what, char *err, size_t errlen);
 
 /* recv = op over every rank's send (send may be recv; avg divides),
  * connecting first if needed (ring_allreduce.c). 0, or COLL_ETRANSPORT
