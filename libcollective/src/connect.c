@@ -122,6 +122,11 @@ comm_connect(coll_comm *c)
     if (r == 0 &&
         (c->ring = ring_new(prefix, c->rank, c->size, comm_spin_us(c))) == NULL)
         r = comm_fail(c, COLL_ENOMEM, "out of memory");
+    /* now, not at the first collective: a rank that dies before it then
+     * closes its streams, and the others learn of it at once */
+    if (r == 0 && ring_connect(c->ring, "coll_init", c->last_error,
+                               sizeof(c->last_error)) != 0)
+        r = COLL_ERENDEZVOUS;
     return r ? r : comm_register(c, addr, (int)port, getenv("HVDD_TOKEN"));
 }
 

@@ -347,6 +347,9 @@ start(coll_comm *c)
     if (r == 0 &&
         (f->ring = ring_new(prefix, c->rank, c->size, comm_spin_us(c))) == NULL)
         r = comm_fail(c, COLL_ENOMEM, "out of memory");
+    if (r == 0) /* now, as coll_init does (a dead rank shows at once) */
+        r = ring_connect(f->ring, "async", c->last_error,
+                         sizeof(c->last_error));
     if (r == 0 && pthread_create(&f->thread, NULL, fusion_main, f) != 0)
         r = comm_fail(c, COLL_ENOMEM, "cannot start the fusion thread");
     if (r != 0) {

@@ -26,8 +26,9 @@ typedef struct tcp_ring {
     char *segment;                      /* RING_SEGMENT bytes to reduce in */
 } tcp_ring;
 
-/* No I/O: every rank connects at the same first collective that needs
- * the ring. spin_us: comm_spin_us(). NULL when out of memory. */
+/* No I/O: every rank connects (ring_connect) at the same point of its
+ * sequence, or at the first collective on the ring. spin_us:
+ * comm_spin_us(). NULL when out of memory. */
 tcp_ring *ring_new(const char *prefix, int rank, int size, int spin_us);
 void ring_free(tcp_ring *g);
 /* Closes both streams after a failure, so that the neighbours fail at

@@ -1,7 +1,7 @@
 /* Test worker for libcollective: every operation, type and op against a
  * reference computed here from the same formula every rank uses.
- * usage: coll_check [all | wide | mismatch | die RANK | die-streaming RANK |
- *                    stall-streaming RANK]
+ * usage: coll_check [all | wide | mismatch | die RANK | die-at-start RANK |
+ *                    die-streaming RANK | stall-streaming RANK]
  * Prints "rank R: N checks passed" or the first failure (exit 1).
  * Built with COLL_CHECK_GPU (coll_check_gpu), every buffer is in GPU
  * memory (gpu_shim.h); then also: coll_check_gpu count | mixed. */
@@ -591,6 +591,15 @@ main(int argc, char **argv)
                coll_last_error(c));
         r = coll_allreduce(c, big, big, 4, COLL_DT_F32, COLL_OP_SUM);
         printf("rank %d: after: %s\n", coll_rank(c), coll_strerror(r));
+        r = 0;
+    } else if (strcmp(mode, "die-at-start") == 0 && argc > 2) {
+        /* one rank dies before any collective: the others' first one
+         * must fail at once, not after the timeout */
+        if (coll_rank(c) == (int)strtol(argv[2], NULL, 10))
+            kill(getpid(), SIGKILL);
+        r = coll_barrier(c);
+        printf("rank %d: %s: %s\n", coll_rank(c), coll_strerror(r),
+               coll_last_error(c));
         r = 0;
     } else if (strcmp(mode, "die-streaming") == 0 && argc > 2) {
         fail_streaming(c, (int)strtol(argv[2], NULL, 10), SIGKILL);

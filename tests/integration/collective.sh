@@ -59,6 +59,15 @@ check "dead peer: the comm is dead afterwards" \
     [ "$(grep -c 'after: the communicator failed earlier' "$TMP/out")" -eq 2 ]
 # (on failure, show what happened; it used to be SIGPIPE from Gloo)
 [ "$RC" -eq 137 ] || sed 's/^/  | /' "$TMP/err" "$TMP/out" | head -30
+# a rank dies before any collective: the others' first one fails at once
+# (the ring connected in coll_init), not after the timeout (60 s here)
+start=$(date +%s%N)
+hvd --kill-grace 20 -x HOROVOD_GLOO_TIMEOUT_SECONDS=60 -np 3 "$CHECK" die-at-start 1
+took=$((($(date +%s%N) - start) / 1000000))
+check "dead before any collective: exit 137" [ "$RC" -eq 137 ]
+check "dead before any collective: 2 barrier errors within 20 s ($took ms)" \
+    [ "$(grep -c 'a peer failed or timed out: barrier' "$TMP/out")" -eq 2 -a "$took" -lt 20000 ]
+
 # a rank dies while large allreduces stream: every other rank gets an
 # allreduce error long before the timeout (60 s here), also one whose
 # neighbours both live (rank 3 of 4, when rank 1 dies)
