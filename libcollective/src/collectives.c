@@ -168,12 +168,10 @@ coll_allgather(coll_comm *c, const void *send, void *recv, size_t count,
         /* send may lie inside recv: the slots hold copies */
         for (int i = 0; bytes && i < c->size; i++)
             memcpy((char *)recv + bytes * i, comm_slot_data(slots, i), bytes);
-    } else {
-        /* send may lie inside recv */
-        memmove((char *)recv + bytes * (size_t)c->rank, send, bytes);
-        if ((r = ring_allgather(c->ring, recv, bytes, "allgather",
-                                c->last_error, sizeof(c->last_error))) != 0)
-            r = comm_fail(c, r, "%s", c->last_error);
+    } else if ((r = ring_allgather(c->ring, send, recv, bytes, "allgather",
+                                   c->last_error, sizeof(c->last_error))) !=
+               0) {
+        r = comm_fail(c, r, "%s", c->last_error);
     }
     free(slots);
     return r;
@@ -190,8 +188,8 @@ coll_barrier(coll_comm *c)
         return 0;
     if (c->size <= RING_CONTROL_RANKS) { /* an allgather of a byte each */
         char *bytes = calloc((size_t)c->size, 1);
-        r = bytes ? ring_allgather(c->ring, bytes, 1, "barrier", c->last_error,
-                                   sizeof(c->last_error))
+        r = bytes ? ring_allgather(c->ring, NULL, bytes, 1, "barrier",
+                                   c->last_error, sizeof(c->last_error))
                   : COLL_ENOMEM;
         free(bytes);
     } else {

@@ -68,14 +68,10 @@ coll_allgatherv(coll_comm *c, const void *send, size_t count, void *recv,
     free(slots);
     if ((bytes = malloc(sizeof(*bytes) * (size_t)c->size)) == NULL)
         return comm_fail(c, COLL_ENOMEM, "out of memory");
-    size_t own = 0;
-    for (int i = 0; i < c->size; i++) {
+    for (int i = 0; i < c->size; i++)
         bytes[i] = counts[i] * es;
-        own += i < c->rank ? bytes[i] : 0;
-    }
-    if (count) /* send may lie inside recv */
-        memmove((char *)recv + own, send, count * es);
-    r = ring_allgatherv(c->ring, recv, bytes, "allgatherv", err, sizeof(err));
+    r = ring_allgatherv(c->ring, send, recv, bytes, "allgatherv", err,
+                        sizeof(err));
     free(bytes);
     return r ? comm_fail(c, r, "%s", err) : 0;
 }

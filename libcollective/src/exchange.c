@@ -31,7 +31,7 @@ comm_allgather_slots(gloo_ctx *g, tcp_ring *ring, void *all, size_t bytes,
     int r;
 
     if (ring->size <= RING_CONTROL_RANKS)
-        return ring_allgather(ring, all, bytes, what, err, errlen);
+        return ring_allgather(ring, NULL, all, bytes, what, err, errlen);
     /* an alltoall of this slot sent to every rank: Gloo's ring allgather
      * would take size - 1 steps through Gloo's thread */
     if ((own = malloc(bytes * (size_t)ring->size)) == NULL)

@@ -80,7 +80,7 @@ exchange(fusion *f, const entry *mine, int nmine, int stopping, entry *flat,
          int *n, int *all_stop)
 {
     int64_t *hdrs = f->hdrs;
-    size_t *bytes = f->bytes, total = 0, before = 0;
+    size_t *bytes = f->bytes, total = 0;
     char err[512];
     int r;
 
@@ -92,17 +92,14 @@ exchange(fusion *f, const entry *mine, int nmine, int stopping, entry *flat,
     for (int k = 0; r == 0 && k < f->size; k++) {
         n[k] = (int)hdrs[2 * k];
         bytes[k] = (size_t)n[k] * sizeof(entry);
-        before += k < f->rank ? bytes[k] : 0;
         total += bytes[k];
         *all_stop &= hdrs[2 * k + 1] != 0;
     }
-    if (r == 0 && total && f->size <= RING_CONTROL_RANKS) {
-        memcpy((char *)flat + before, mine, bytes[f->rank]);
-        r = ring_allgatherv(f->ring, flat, bytes, "fusion cycle", err,
+    if (r == 0 && total && f->size <= RING_CONTROL_RANKS)
+        r = ring_allgatherv(f->ring, mine, flat, bytes, "fusion cycle", err,
                             sizeof(err));
-    } else if (r == 0 && total) {
+    else if (r == 0 && total)
         r = gb_allgatherv(f->gloo, mine, flat, bytes, err, sizeof(err));
-    }
     if (r != 0)
         fail_all(f, r, err);
     return r;
@@ -155,9 +152,8 @@ run_other(fusion *f, coll_request *q, char *err, size_t errlen)
         return 0;
     if (q->kind == REQ_BROADCAST)
         return ring_broadcast(f->ring, q->recv, bytes, q->root, err, errlen);
-    /* send may lie inside recv */
-    memmove((char *)q->recv + bytes * (size_t)f->rank, q->send, bytes);
-    return ring_allgather(f->ring, q->recv, bytes, "allgather", err, errlen);
+    return ring_allgather(f->ring, q->send, q->recv, bytes, "allgather", err,
+                          errlen);
 }
 
 /* One collective for a group of requests of one type and op: on the

@@ -64,14 +64,15 @@ int ring_allreduce_pieces(tcp_ring *g, const ring_piece *piece, int n,
  * grows by a hop per rank), on Gloo's alltoall beyond. */
 #define RING_CONTROL_RANKS 32
 
-/* all holds one slot per rank in rank order, this rank's filled in:
- * afterwards every slot is (ring_allgather.c). bytes[k]: rank k's slot;
- * ring_allgather: slots of one size. what names the operation in
- * errors. */
-int ring_allgatherv(tcp_ring *g, void *all, const size_t *bytes,
-                    const char *what, char *err, size_t errlen);
-int ring_allgather(tcp_ring *g, void *all, size_t bytes, const char *what,
-                   char *err, size_t errlen);
+/* all gets one slot per rank in rank order (ring_allgather.c): this
+ * rank's from mine (which may lie inside all), or, with mine NULL, as
+ * the caller filled it in. bytes[k]: rank k's slot; ring_allgather:
+ * slots of one size. what names the operation in errors. */
+int ring_allgatherv(tcp_ring *g, const void *mine, void *all,
+                    const size_t *bytes, const char *what, char *err,
+                    size_t errlen);
+int ring_allgather(tcp_ring *g, const void *mine, void *all, size_t bytes,
+                   const char *what, char *err, size_t errlen);
 /* recv = block rank of op over every rank's send, blocks as
  * comm_block_start cuts them (ring_reducescatter.c; avg divides). */
 int ring_reducescatter(tcp_ring *g, const void *send, void *recv, size_t count,
