@@ -1,4 +1,5 @@
-/* Joining the job's transport: hvdd's store, then a Gloo context. */
+/* Joining the job's transport: hvdd's store, a Gloo context, then the TCP
+ * ring beside it. */
 #include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
