@@ -141,8 +141,7 @@ int
 coll_alltoallv(coll_comm *c, const void *send, const size_t *send_counts,
                void *recv, const size_t *recv_counts, coll_dtype dt)
 {
-    size_t es = coll_dtype_size(dt), total = 0;
-    int64_t *sb, *rb;
+    size_t es = coll_dtype_size(dt), total = 0, *sb, *rb;
     char err[512], *slots;
     int r;
 
@@ -175,14 +174,18 @@ coll_alltoallv(coll_comm *c, const void *send, const size_t *send_counts,
         return 0;
     }
     free(slots);
-    if ((sb = malloc(sizeof(int64_t) * 2 * (size_t)c->size)) == NULL)
+    if ((sb = malloc(sizeof(size_t) * 2 * (size_t)c->size)) == NULL)
         return comm_fail(c, COLL_ENOMEM, "out of memory");
     rb = sb + c->size;
     for (int i = 0; i < c->size; i++) {
-        sb[i] = (int64_t)(send_counts[i] * es);
-        rb[i] = (int64_t)(recv_counts[i] * es);
+        sb[i] = send_counts[i] * es;
+        rb[i] = recv_counts[i] * es;
     }
-    r = gb_alltoallv(c->gloo, send, sb, recv, rb, err, sizeof(err));
+    if (c->size > RING_MESH_RANKS)
+        r = gb_alltoallv(c->gloo, send, sb, recv, rb, err, sizeof(err));
+    else
+        r = ring_alltoallv(c->ring, send, sb, recv, rb, "alltoallv", err,
+                           sizeof(err));
     free(sb);
     return r ? comm_fail(c, r, "%s", err) : 0;
 }

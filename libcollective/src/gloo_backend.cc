@@ -1,6 +1,6 @@
 // The Gloo backend: a store over hvdd, one TCP device on the interface
 // hvdd chose, and the collectives libcollective still takes from Gloo
-// (alltoall(v); barrier and allgatherv beyond the TCP ring's 32 ranks),
+// (alltoall(v), the barrier and allgatherv beyond 32 ranks),
 // with every exception caught here.
 #include "gloo_backend.h"
 
@@ -228,8 +228,8 @@ gb_alltoall(gloo_ctx *g, const void *in, void *out, size_t bytes, char *err,
 }
 
 extern "C" int
-gb_alltoallv(gloo_ctx *g, const void *in, const int64_t *send, void *out,
-             const int64_t *recv, char *err, size_t errlen)
+gb_alltoallv(gloo_ctx *g, const void *in, const size_t *send, void *out,
+             const size_t *recv, char *err, size_t errlen)
 {
     return guarded("alltoallv", err, errlen, [&] {
         int size = g->context->size;

@@ -31,8 +31,8 @@ int gb_allgatherv(gloo_ctx *g, const void *in, void *out, const size_t *bytes,
 int gb_alltoall(gloo_ctx *g, const void *in, void *out, size_t bytes, char *err,
                 size_t errlen);
 /* send[r] bytes go to rank r, recv[r] bytes come from rank r. */
-int gb_alltoallv(gloo_ctx *g, const void *in, const int64_t *send, void *out,
-                 const int64_t *recv, char *err, size_t errlen);
+int gb_alltoallv(gloo_ctx *g, const void *in, const size_t *send, void *out,
+                 const size_t *recv, char *err, size_t errlen);
 
 #ifdef __cplusplus
 }

@@ -2,7 +2,9 @@
  * interface hvdd chose, puts "address port" in hvdd's store, connects to
  * its right neighbour's and accepts its left neighbour, which says who it
  * is first. Connecting before accepting cannot deadlock: the kernel
- * completes a connection before anyone accepts it. */
+ * completes a connection before anyone accepts it (the backlog holds one
+ * per rank). The chords, for alltoall, are made the same way: each rank
+ * connects to its chords above and accepts those below. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -142,9 +144,10 @@ stream_options(int fd)
     fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
 }
 
-/* Listens on the interface's address and publishes "address port". */
+/* Listens on the interface's address and publishes "address port"
+ * under <prefix>-<rank><tag>. */
 static int
-listen_and_publish(setup *s, int *out)
+listen_and_publish(setup *s, const char *tag, int *out)
 {
     struct sockaddr_storage a = {0};
     socklen_t alen = sizeof(a);
@@ -160,7 +163,8 @@ listen_and_publish(setup *s, int *out)
         bind(fd, (struct sockaddr *)&a,
              a.ss_family == AF_INET ? sizeof(struct sockaddr_in)
                                     : sizeof(struct sockaddr_in6)) != 0 ||
-        listen(fd, 4) != 0 || getsockname(fd, (struct sockaddr *)&a, &alen) ||
+        listen(fd, s->g->size) != 0 ||
+        getsockname(fd, (struct sockaddr *)&a, &alen) ||
         getnameinfo((struct sockaddr *)&a, alen, host, sizeof(host), serv,
                     sizeof(serv), NI_NUMERICHOST | NI_NUMERICSERV) != 0) {
         int e = errno;
@@ -170,21 +174,22 @@ listen_and_publish(setup *s, int *out)
     }
     *out = fd;
     snprintf(value, sizeof(value), "%s %s", host, serv);
-    snprintf(key, sizeof(key), "%s-%d", s->g->prefix, s->g->rank);
+    snprintf(key, sizeof(key), "%s-%d%s", s->g->prefix, s->g->rank, tag);
     if (hvdd_client_put(s->kv, "ring", key, value, strlen(value)) != 0)
         return fail(s, "publishing %s: %s", key, hvdd_client_error(s->kv));
     return 0;
 }
 
-/* Rank r's "address port", waiting for it until the deadline. */
+/* Rank r's "address port" for tag, waiting for it until the deadline. */
 static int
-lookup(setup *s, int r, char *host, size_t hostlen, char *serv, size_t servlen)
+lookup(setup *s, int r, const char *tag, char *host, size_t hostlen, char *serv,
+       size_t servlen)
 {
     char key[64], *data = NULL, fmt[32];
     size_t len;
     int rc;
 
-    snprintf(key, sizeof(key), "%s-%d", s->g->prefix, r);
+    snprintf(key, sizeof(key), "%s-%d%s", s->g->prefix, r, tag);
     do { /* hvdd holds a request 30 s at most */
         int wait = ms_left(s) < 30000 ? ms_left(s) : 30000;
         rc = hvdd_client_get(s->kv, "ring", key, wait > 0 ? wait : 1, &data,
@@ -199,12 +204,14 @@ lookup(setup *s, int r, char *host, size_t hostlen, char *serv, size_t servlen)
     return rc == 2 ? 0 : fail(s, "rank %d published no address", r);
 }
 
-/* Connects to the right neighbour and says who this rank is. */
+/* Connects to peer's listener for tag and says who this rank is:
+ * *fd, and *name "rank 3 (10.0.0.2:41234)". */
 static int
-connect_right(setup *s)
+connect_to(setup *s, int peer, const char *tag, int *fd, char *name,
+           size_t namelen)
 {
     tcp_ring *g = s->g;
-    int peer = (g->rank + 1) % g->size, e = 0, fd = -1;
+    int e = 0;
     char host[INET6_ADDRSTRLEN], serv[16];
     struct addrinfo hints = {.ai_socktype = SOCK_STREAM,
                              .ai_flags = AI_NUMERICHOST | AI_NUMERICSERV},
@@ -212,37 +219,34 @@ connect_right(setup *s)
     uint32_t hello[2] = {htonl(HELLO_MAGIC), htonl((uint32_t)g->rank)};
     socklen_t elen = sizeof(e);
 
-    if (lookup(s, peer, host, sizeof(host), serv, sizeof(serv)) != 0)
+    if (lookup(s, peer, tag, host, sizeof(host), serv, sizeof(serv)) != 0)
         return COLL_ETRANSPORT;
-    snprintf(g->right_name, sizeof(g->right_name), "rank %d (%s:%s)", peer,
-             host, serv);
+    snprintf(name, namelen, "rank %d (%s:%s)", peer, host, serv);
     if (getaddrinfo(host, serv, &hints, &ai) != 0)
-        return fail(s, "bad address for %s", g->right_name);
-    if ((fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0)) >= 0) {
-        buffer_options(fd, s->loopback);
-        stream_options(fd);
-        if (connect(fd, ai->ai_addr, ai->ai_addrlen) != 0 &&
+        return fail(s, "bad address for %s", name);
+    if ((*fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0)) >= 0) {
+        buffer_options(*fd, s->loopback);
+        stream_options(*fd);
+        if (connect(*fd, ai->ai_addr, ai->ai_addrlen) != 0 &&
             errno != EINPROGRESS)
             e = errno;
-        else if (!wait_for(s, fd, POLLOUT))
+        else if (!wait_for(s, *fd, POLLOUT))
             e = ETIMEDOUT;
         else
-            getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &elen);
+            getsockopt(*fd, SOL_SOCKET, SO_ERROR, &e, &elen);
     } else {
         e = errno;
     }
     freeaddrinfo(ai);
-    g->right = fd;
     /* 8 bytes fit any fresh socket's buffer */
-    if (e == 0 && send(fd, hello, sizeof(hello), MSG_NOSIGNAL) != 8)
+    if (e == 0 && send(*fd, hello, sizeof(hello), MSG_NOSIGNAL) != 8)
         e = errno ? errno : EIO;
-    return e ? fail(s, "cannot connect to %s: %s", g->right_name, strerror(e))
-             : 0;
+    return e ? fail(s, "cannot connect to %s: %s", name, strerror(e)) : 0;
 }
 
-/* 1 when fd's first bytes are the hello of rank peer. */
+/* The rank whose hello fd's first bytes are, or -1. */
 static int
-says_hello(const setup *s, int fd, int peer)
+hello_rank(const setup *s, int fd)
 {
     uint32_t hello[2];
     size_t got = 0;
@@ -251,56 +255,140 @@ says_hello(const setup *s, int fd, int peer)
     while (got < sizeof(hello) && wait_for(s, fd, POLLIN) &&
            (n = recv(fd, (char *)hello + got, sizeof(hello) - got, 0)) > 0)
         got += (size_t)n;
-    return got == sizeof(hello) && ntohl(hello[0]) == HELLO_MAGIC &&
-           ntohl(hello[1]) == (uint32_t)peer;
+    if (got != sizeof(hello) || ntohl(hello[0]) != HELLO_MAGIC ||
+        ntohl(hello[1]) >= (uint32_t)s->g->size)
+        return -1;
+    return (int)ntohl(hello[1]);
 }
 
-/* Accepts the left neighbour, which must say it is rank - 1; any other
- * connection to the port is closed and the wait goes on. */
+/* Accepts the next connection that says hello as a rank wanted(g, rank)
+ * accepts; any other is closed and the wait goes on. The stream, or -1
+ * (with err set) when none came before the deadline. */
 static int
-accept_left(setup *s, int listener)
+accept_wanted(setup *s, int listener, int (*wanted)(const tcp_ring *, int),
+              int *rank, const char *whom)
 {
-    tcp_ring *g = s->g;
-    int peer = (g->rank + g->size - 1) % g->size, fd;
+    int fd;
 
-    snprintf(g->left_name, sizeof(g->left_name), "rank %d", peer);
     while (wait_for(s, listener, POLLIN)) {
         if ((fd = accept4(listener, NULL, NULL, SOCK_CLOEXEC)) < 0) {
             if (errno == EINTR || errno == ECONNABORTED || errno == EAGAIN)
                 continue;
-            return fail(s, "accepting %s: %s", g->left_name, strerror(errno));
+            fail(s, "accepting %s: %s", whom, strerror(errno));
+            return -1;
         }
-        if (says_hello(s, fd, peer)) {
+        if ((*rank = hello_rank(s, fd)) >= 0 && wanted(s->g, *rank)) {
             stream_options(fd);
-            g->left = fd;
-            return 0;
+            return fd;
         }
         close(fd);
     }
-    return fail(s, "%s did not connect within %d s", g->left_name,
-                g->timeout_ms / 1000);
+    fail(s, "%s did not connect within %d s", whom, s->g->timeout_ms / 1000);
+    return -1;
+}
+
+static int
+is_left(const tcp_ring *g, int rank)
+{
+    return rank == (g->rank + g->size - 1) % g->size;
+}
+
+/* Accepts the left neighbour, which must say it is rank - 1. */
+static int
+accept_left(setup *s, int listener)
+{
+    tcp_ring *g = s->g;
+    int peer = (g->rank + g->size - 1) % g->size;
+
+    snprintf(g->left_name, sizeof(g->left_name), "rank %d", peer);
+    g->left = accept_wanted(s, listener, is_left, &peer, g->left_name);
+    return g->left < 0 ? COLL_ETRANSPORT : 0;
+}
+
+static void
+start(setup *s, tcp_ring *g, const char *what, char *err, size_t errlen)
+{
+    *s = (setup){.g = g, .what = what, .err = err, .errlen = errlen};
+    clock_gettime(CLOCK_MONOTONIC, &s->deadline);
+    s->deadline.tv_sec += g->timeout_ms / 1000;
+    s->deadline.tv_nsec += g->timeout_ms % 1000 * 1000000L;
+    if (s->deadline.tv_nsec >= 1000000000L) {
+        s->deadline.tv_sec++;
+        s->deadline.tv_nsec -= 1000000000L;
+    }
 }
 
 int
 ring_connect(tcp_ring *g, const char *what, char *err, size_t errlen)
 {
-    setup s = {.g = g, .what = what, .err = err, .errlen = errlen};
+    setup s;
     int listener = -1, r;
 
-    clock_gettime(CLOCK_MONOTONIC, &s.deadline);
-    s.deadline.tv_sec += g->timeout_ms / 1000;
-    s.deadline.tv_nsec += g->timeout_ms % 1000 * 1000000L;
-    if (s.deadline.tv_nsec >= 1000000000L) {
-        s.deadline.tv_sec++;
-        s.deadline.tv_nsec -= 1000000000L;
-    }
+    start(&s, g, what, err, errlen);
     if ((s.kv = comm_new_client()) == NULL)
         return fail(&s, "no hvdd client (out of memory, or no rendezvous)");
-    r = listen_and_publish(&s, &listener);
+    r = listen_and_publish(&s, "", &listener);
     if (r == 0)
-        r = connect_right(&s);
+        r = connect_to(&s, (g->rank + 1) % g->size, "", &g->right,
+                       g->right_name, sizeof(g->right_name));
     if (r == 0)
         r = accept_left(&s, listener);
+    if (listener >= 0)
+        close(listener);
+    hvdd_client_free(s.kv);
+    return r;
+}
+
+int
+ring_is_chord(const tcp_ring *g, int rank)
+{
+    int d = (rank - g->rank + g->size) % g->size;
+
+    return d > 1 && d < g->size - 1;
+}
+
+/* A chord from a lower rank that has not connected yet. */
+static int
+chord_to_accept(const tcp_ring *g, int rank)
+{
+    return rank < g->rank && ring_is_chord(g, rank) && g->chord[rank].fd < 0;
+}
+
+int
+ring_connect_chords(tcp_ring *g, const char *what, char *err, size_t errlen)
+{
+    setup s;
+    int listener = -1, r = 0, below = 0, peer;
+
+    if (g->chord != NULL)
+        return 0;
+    start(&s, g, what, err, errlen);
+    if ((g->chord = calloc((size_t)g->size, sizeof(*g->chord))) == NULL)
+        return COLL_ENOMEM;
+    for (int k = 0; k < g->size; k++) {
+        g->chord[k].fd = -1;
+        below += k < g->rank && ring_is_chord(g, k);
+    }
+    if (g->size < 4) /* every other rank is a neighbour */
+        return 0;
+    if ((s.kv = comm_new_client()) == NULL)
+        return fail(&s, "no hvdd client (out of memory, or no rendezvous)");
+    r = listen_and_publish(&s, "-chords", &listener);
+    for (int k = g->rank + 1; r == 0 && k < g->size; k++)
+        if (ring_is_chord(g, k))
+            r = connect_to(&s, k, "-chords", &g->chord[k].fd, g->chord[k].name,
+                           sizeof(g->chord[k].name));
+    for (; r == 0 && below > 0; below--) {
+        int fd = accept_wanted(&s, listener, chord_to_accept, &peer,
+                               "a lower rank's stream");
+        if (fd < 0)
+            r = COLL_ETRANSPORT;
+        else {
+            g->chord[peer].fd = fd;
+            snprintf(g->chord[peer].name, sizeof(g->chord[peer].name),
+                     "rank %d", peer);
+        }
+    }
     if (listener >= 0)
         close(listener);
     hvdd_client_free(s.kv);
@@ -331,6 +419,11 @@ ring_break(tcp_ring *g)
     if (g->right >= 0)
         close(g->right);
     g->left = g->right = -1;
+    for (int k = 0; g->chord && k < g->size; k++)
+        if (g->chord[k].fd >= 0) {
+            close(g->chord[k].fd);
+            g->chord[k].fd = -1;
+        }
     g->broken = 1;
 }
 
@@ -340,6 +433,7 @@ ring_free(tcp_ring *g)
     if (g == NULL)
         return;
     ring_break(g);
+    free(g->chord);
     free(g->segment);
     free(g);
 }

@@ -94,10 +94,10 @@ reduce_segment(const ring_buf *b, const ring_step *s, const char *segment,
     }
 }
 
-/* Sends what the right stream takes now, of the first `ready` bytes:
+/* Sends what the out stream takes now, of the first `ready` bytes:
  * bytes sent, or -1 when it is broken. */
 static ssize_t
-push(tcp_ring *g, const ring_buf *b, const ring_step *s, size_t ready,
+push(const ring_link *l, const ring_buf *b, const ring_step *s, size_t ready,
      size_t *sent)
 {
     struct iovec iov[RING_IOV];
@@ -106,17 +106,17 @@ push(tcp_ring *g, const ring_buf *b, const ring_step *s, size_t ready,
 
     m.msg_iovlen = (size_t)gather(b, s->out_side, s->out + *sent, ready - *sent,
                                   RING_SEGMENT, iov);
-    if ((n = sendmsg(g->right, &m, MSG_DONTWAIT | MSG_NOSIGNAL)) > 0)
+    if ((n = sendmsg(l->out, &m, MSG_DONTWAIT | MSG_NOSIGNAL)) > 0)
         *sent += (size_t)n;
     return n >= 0 ? n : errno == EAGAIN || errno == EINTR ? 0 : -1;
 }
 
-/* Receives what the left stream has now: straight into the pieces, or,
+/* Receives what the in stream has now: straight into the pieces, or,
  * to reduce, into the segment, reduced when full. Bytes received, or -1
  * when the stream is broken or closed. */
 static ssize_t
-pull(tcp_ring *g, const ring_buf *b, const ring_step *s, size_t *got,
-     size_t *held)
+pull(tcp_ring *g, const ring_link *l, const ring_buf *b, const ring_step *s,
+     size_t *got, size_t *held)
 {
     struct iovec iov[RING_IOV];
     struct msghdr m = {.msg_iov = iov, .msg_iovlen = 1};
@@ -130,7 +130,7 @@ pull(tcp_ring *g, const ring_buf *b, const ring_step *s, size_t *got,
     else
         m.msg_iovlen = (size_t)gather(b, RING_RECV_SIDE, s->in + *got, want,
                                       SIZE_MAX, iov);
-    if ((n = recvmsg(g->left, &m, MSG_DONTWAIT)) == 0)
+    if ((n = recvmsg(l->in, &m, MSG_DONTWAIT)) == 0)
         return -1;
     if (n < 0)
         return errno == EAGAIN || errno == EINTR ? 0 : -1;
@@ -150,11 +150,6 @@ closed(const ring_buf *b, const char *who, char *err, size_t errlen)
     return COLL_ETRANSPORT;
 }
 
-/* Moves data while it moves and polls only when neither stream can (a
- * poll before every call cost about a fifth of the fused step). Sending
- * does not wait for receiving: with the ring's socket buffers, a limit of
- * 512 KiB ahead changed nothing on 2 ranks and cost 3 ranks 67 -> 83 ms,
- * 4 ranks 87 -> 119 ms (64 MiB, on 2 cores). */
 void
 ring_step_blocks(const tcp_ring *g, const ring_buf *b, ring_step *s,
                  int out_block, int in_block)
@@ -172,6 +167,20 @@ int
 ring_run_step(tcp_ring *g, const ring_buf *b, const ring_step *s, char *err,
               size_t errlen)
 {
+    ring_link l = {g->right, g->left, g->right_name, g->left_name};
+
+    return ring_run_step_on(g, &l, b, s, err, errlen);
+}
+
+/* Moves data while it moves and polls only when neither stream can (a
+ * poll before every call cost about a fifth of the fused step). Sending
+ * does not wait for receiving: with the ring's socket buffers, a limit of
+ * 512 KiB ahead changed nothing on 2 ranks and cost 3 ranks 67 -> 83 ms,
+ * 4 ranks 87 -> 119 ms (64 MiB, on 2 cores). */
+int
+ring_run_step_on(tcp_ring *g, const ring_link *l, const ring_buf *b,
+                 const ring_step *s, char *err, size_t errlen)
+{
     size_t sent = 0, got = 0, held = 0;
     long long idle_since = 0; /* us; 0: moving */
 
@@ -181,10 +190,10 @@ ring_run_step(tcp_ring *g, const ring_buf *b, const ring_step *s, char *err,
         int to_get = got < s->in_len, n;
         ssize_t pushed = 0, pulled = 0;
 
-        if (to_send && (pushed = push(g, b, s, ready, &sent)) < 0)
-            return closed(b, g->right_name, err, errlen);
-        if (to_get && (pulled = pull(g, b, s, &got, &held)) < 0)
-            return closed(b, g->left_name, err, errlen);
+        if (to_send && (pushed = push(l, b, s, ready, &sent)) < 0)
+            return closed(b, l->out_name, err, errlen);
+        if (to_get && (pulled = pull(g, l, b, s, &got, &held)) < 0)
+            return closed(b, l->in_name, err, errlen);
         if (pushed > 0 || pulled > 0) {
             idle_since = 0;
             continue;
@@ -197,14 +206,13 @@ ring_run_step(tcp_ring *g, const ring_buf *b, const ring_step *s, char *err,
                 continue;
         }
         idle_since = 0;
-        struct pollfd p[2] = {{g->right, to_send ? POLLOUT : 0, 0},
-                              {g->left, to_get ? POLLIN : 0, 0}};
+        struct pollfd p[2] = {{l->out, to_send ? POLLOUT : 0, 0},
+                              {l->in, to_get ? POLLIN : 0, 0}};
         while ((n = poll(p, 2, g->timeout_ms)) < 0 && errno == EINTR)
             ;
         if (n <= 0) {
             snprintf(err, errlen, "%s: no progress with %s or %s for %d s",
-                     b->what, g->left_name, g->right_name,
-                     g->timeout_ms / 1000);
+                     b->what, l->in_name, l->out_name, g->timeout_ms / 1000);
             return COLL_ETRANSPORT;
         }
     }

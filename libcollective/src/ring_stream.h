@@ -53,6 +53,14 @@ void ring_buf_free(ring_buf *b);
 /* 0, or COLL_ETRANSPORT with the peer named in err. */
 int ring_run_step(tcp_ring *g, const ring_buf *b, const ring_step *s, char *err,
                   size_t errlen);
+/* The same with "right" and "left" standing for l's streams (which may
+ * be one stream, both ways): alltoall's steps go to other ranks. */
+typedef struct {
+    int out, in;
+    const char *out_name, *in_name;
+} ring_link;
+int ring_run_step_on(tcp_ring *g, const ring_link *l, const ring_buf *b,
+                     const ring_step *s, char *err, size_t errlen);
 /* Before a collective: connects at first use, refuses a broken ring. */
 int ring_begin(tcp_ring *g, const char *what, char *err, size_t errlen);
 /* After one: breaks the ring after a transport failure; returns r. */

@@ -6,14 +6,21 @@
  * and handed to the caller, and each send waits for the receiver's
  * notice; here that moved about half of what plain sockets move
  * (tests/bench/fusion prints both) and cost small operations on busy
- * cores milliseconds. Gloo keeps alltoall(v). Private to
- * libcollective. */
+ * cores milliseconds. alltoall(v) adds a stream to every other rank
+ * (the chords) up to RING_MESH_RANKS ranks; Gloo keeps it beyond.
+ * Private to libcollective. */
 #ifndef COLL_TCP_RING_H
 #define COLL_TCP_RING_H
 
 #include <stddef.h>
 
 #include "collective.h"
+
+/* A stream to a rank that is not a neighbour (for alltoall). */
+typedef struct {
+    int fd; /* -1: none */
+    char name[96];
+} ring_peer;
 
 typedef struct tcp_ring {
     char prefix[40]; /* of its keys in hvdd's store (scope "ring") */
@@ -24,6 +31,7 @@ typedef struct tcp_ring {
     int broken; /* a failure closed the streams: no second connect */
     char left_name[96], right_name[96]; /* "rank 3 (10.0.0.2:41234)" */
     char *segment;                      /* RING_SEGMENT bytes to reduce in */
+    ring_peer *chord; /* size entries, once connected; NULL before */
 } tcp_ring;
 
 /* No I/O: every rank connects (ring_connect) at the same point of its
@@ -39,6 +47,15 @@ void ring_break(tcp_ring *g);
  * connects to the right and accepts the left (ring_connect.c). what: the
  * collective that connects, for errors. */
 int ring_connect(tcp_ring *g, const char *what, char *err, size_t errlen);
+
+/* The chords: a stream to each rank that is not a neighbour, for
+ * alltoall, which sends to every rank directly. Every rank connects
+ * them at the same point of its sequence (its first alltoall); with
+ * fewer than 4 ranks there are none. */
+int ring_connect_chords(tcp_ring *g, const char *what, char *err,
+                        size_t errlen);
+/* 1 when rank is neither g's rank nor a neighbour. */
+int ring_is_chord(const tcp_ring *g, int rank);
 
 /* recv = op over every rank's send (send may be recv; avg divides),
  * connecting first if needed (ring_allreduce.c). 0, or COLL_ETRANSPORT
@@ -63,6 +80,20 @@ int ring_allreduce_pieces(tcp_ring *g, const ring_piece *piece, int n,
 /* Control exchanges go on the ring up to this many ranks (its latency
  * grows by a hop per rank), on Gloo's alltoall beyond. */
 #define RING_CONTROL_RANKS 32
+
+/* alltoall(v) goes on the ring's streams and chords up to this many
+ * ranks (each rank then holds at most 31 streams beside Gloo's), on
+ * Gloo's alltoall(v) beyond: the chords would double each rank's
+ * descriptors there. */
+#define RING_MESH_RANKS 32
+
+/* recv block k (recv_bytes[k] bytes, in rank order) = rank k's block for
+ * this rank; send block k (send_bytes[k]) goes to rank k
+ * (ring_alltoall.c). Each pair must agree on its sizes (the caller
+ * checked). send and recv must not overlap. */
+int ring_alltoallv(tcp_ring *g, const void *send, const size_t *send_bytes,
+                   void *recv, const size_t *recv_bytes, const char *what,
+                   char *err, size_t errlen);
 
 /* all gets one slot per rank in rank order (ring_allgather.c): this
  * rank's from mine (which may lie inside all), or, with mine NULL, as

@@ -1,7 +1,8 @@
 /* Test worker for libcollective: every operation, type and op against a
  * reference computed here from the same formula every rank uses.
- * usage: coll_check [all | wide | mismatch | die RANK | die-at-start RANK |
- *                    die-streaming RANK | stall-streaming RANK]
+ * usage: coll_check [all | wide | alltoall | mismatch | die RANK |
+ *                    die-at-start RANK | die-streaming RANK |
+ *                    die-alltoall RANK | stall-streaming RANK]
  * Prints "rank R: N checks passed" or the first failure (exit 1).
  * Built with COLL_CHECK_GPU (coll_check_gpu), every buffer is in GPU
  * memory (gpu_shim.h); then also: coll_check_gpu count | mixed. */
@@ -259,31 +260,73 @@ check_reducescatter(coll_comm *c, size_t n, coll_dtype dt, coll_op op)
     checks++;
 }
 
-/* alltoallv both ways: blocks small enough to travel with the check, and
- * blocks too large for it (Gloo's alltoallv). */
+/* What rank `from` sends rank `to` in check_alltoall(v): exact in a
+ * double for i < 2^30. */
+static double
+sent(int from, int to, size_t i)
+{
+    return 1000 * from + to + (double)i / 1024;
+}
+
+/* alltoall of count doubles per block: small blocks travel with the
+ * check, larger ones on the ring's streams and chords (up to 32 ranks) or
+ * Gloo's alltoall (beyond). */
+static void
+check_alltoall(coll_comm *c, size_t count)
+{
+    int rank = coll_rank(c), n = coll_size(c), r;
+    double *in = malloc(count * (size_t)n * sizeof(double) + 1);
+    double *out = malloc(count * (size_t)n * sizeof(double) + 1);
+
+    for (int k = 0; k < n; k++)
+        for (size_t i = 0; i < count; i++)
+            in[(size_t)k * count + i] = sent(rank, k, i);
+    if ((r = coll_alltoall(c, in, out, count, COLL_DT_F64)))
+        FAIL("alltoall %zu: %s", count, coll_last_error(c));
+    for (int k = 0; k < n; k++)
+        for (size_t i = 0; i < count; i++)
+            if (out[(size_t)k * count + i] != sent(k, rank, i))
+                FAIL("alltoall %zu: from %d [%zu] = %g", count, k, i,
+                     out[(size_t)k * count + i]);
+    free(in);
+    free(out);
+    checks++;
+}
+
+/* How many elements rank `from` sends rank `to` in check_alltoallv: not
+ * what `to` sends `from`, and with base 0 some pairs send nothing. */
+static size_t
+pair_count(int from, int to, size_t base)
+{
+    return base + (size_t)(2 * from + to) % 5;
+}
+
+/* alltoallv with uneven blocks, each pair's count differing from the
+ * reverse pair's: small enough to travel with the check (base 0), on the
+ * ring's streams and chords or Gloo's alltoallv (600), larger than the
+ * sockets' buffers (1000003: 8 MB blocks). */
 static void
 check_alltoallv(coll_comm *c, size_t base)
 {
     int rank = coll_rank(c), n = coll_size(c), r;
-    size_t sc[64], rc[64], total = 0, off = 0;
+    size_t sc[64], rc[64], sent_total = 0, recv_total = 0, off = 0;
     double *in, *out;
 
     for (int k = 0; k < n; k++) {
-        sc[k] = base + (size_t)((rank + k) % 3); /* symmetric: rc == sc */
-        rc[k] = sc[k];
-        total += sc[k];
+        sent_total += sc[k] = pair_count(rank, k, base);
+        recv_total += rc[k] = pair_count(k, rank, base);
     }
-    in = malloc(total * sizeof(double));
-    out = malloc(total * sizeof(double));
+    in = malloc(sent_total * sizeof(double) + 1);
+    out = malloc(recv_total * sizeof(double) + 1);
     for (int k = 0; k < n; k++)
         for (size_t i = 0; i < sc[k]; i++)
-            in[off++] = 1000 * rank + k + (double)i / 1024;
+            in[off++] = sent(rank, k, i);
     if ((r = coll_alltoallv(c, in, sc, out, rc, COLL_DT_F64)))
         FAIL("alltoallv %zu: %s", base, coll_last_error(c));
     off = 0;
     for (int k = 0; k < n; k++)
         for (size_t i = 0; i < rc[k]; i++, off++)
-            if (out[off] != 1000 * k + rank + (double)i / 1024)
+            if (out[off] != sent(k, rank, i))
                 FAIL("alltoallv %zu: from %d [%zu] = %g", base, k, i, out[off]);
     free(in);
     free(out);
@@ -436,8 +479,11 @@ run_all(coll_comm *c)
     check_reducescatter(c, (size_t)coll_size(c) * 2500000 + 1, COLL_DT_F32,
                         COLL_OP_SUM);
     check_reducescatter(c, 5, COLL_DT_I32, COLL_OP_PROD);
-    check_alltoallv(c, 1);
+    check_alltoall(c, 1000);
+    check_alltoall(c, 700001); /* 5.6 MB blocks */
+    check_alltoallv(c, 0);
     check_alltoallv(c, 600);
+    check_alltoallv(c, 1000003);
     check_half(c, COLL_DT_F16, 300);
     check_half(c, COLL_DT_BF16, 300);
     check_half(c, COLL_DT_F16, 200003);
@@ -464,18 +510,29 @@ signal_self(int sig)
     kill(getpid(), victim_signal);
 }
 
-/* Rank victim gets sig (SIGKILL: dies; SIGSTOP: hangs) 300 ms into a run
- * of large allreduces, while data streams between ranks (the exchange
- * before each is a small part of it). The others must each get an
- * allreduce error, soon: a survivor whose neighbours are alive learns
- * of it only from them. 1 when this rank got an error. */
+/* One large collective of fail_streaming's: an allreduce of n floats,
+ * or with to_all an alltoall of n / size per rank. */
 static int
-fail_streaming(coll_comm *c, int victim, int sig)
+streaming_op(coll_comm *c, float *big, float *out, size_t n, int to_all)
+{
+    if (to_all)
+        return coll_alltoall(c, big, out, n / (size_t)coll_size(c),
+                             COLL_DT_F32);
+    return coll_allreduce(c, big, big, n, COLL_DT_F32, COLL_OP_SUM);
+}
+
+/* Rank victim gets sig (SIGKILL: dies; SIGSTOP: hangs) 300 ms into a run
+ * of large allreduces (or alltoalls), while data streams between ranks
+ * (the exchange before each is a small part of it). The others must
+ * each get an error of that operation, soon: a survivor whose streams go
+ * to live ranks learns of it only from them. 1 when this rank got an
+ * error. */
+static int
+fail_streaming(coll_comm *c, int victim, int sig, int to_all)
 {
     size_t n = 4 << 20;
-    float *big = calloc(n, sizeof(float));
-    int r = big ? coll_allreduce(c, big, big, n, COLL_DT_F32, COLL_OP_SUM)
-                : COLL_ENOMEM;
+    float *big = calloc(n, sizeof(float)), *out = malloc(n * sizeof(float));
+    int r = big && out ? streaming_op(c, big, out, n, to_all) : COLL_ENOMEM;
 
     if (r == 0 && coll_rank(c) == victim) {
         struct itimerval soon = {{0, 0}, {0, 300000}};
@@ -484,12 +541,28 @@ fail_streaming(coll_comm *c, int victim, int sig)
         setitimer(ITIMER_REAL, &soon, NULL);
     }
     for (int i = 0; r == 0 && i < 2000; i++)
-        r = coll_allreduce(c, big, big, n, COLL_DT_F32, COLL_OP_SUM);
+        r = streaming_op(c, big, out, n, to_all);
     printf("rank %d: %s: %s\n", coll_rank(c), coll_strerror(r),
            coll_last_error(c));
     fflush(stdout); /* before hvdrun's teardown can end this rank */
     free(big);
+    free(out);
     return r != 0;
+}
+
+/* alltoall(v) alone, for 5 and 6 ranks: there a rank's chords go to
+ * ranks that are not the ones they come from. */
+static int
+run_alltoall(coll_comm *c)
+{
+    check_alltoall(c, 3);
+    check_alltoall(c, 1000);
+    check_alltoall(c, 300001);
+    check_alltoallv(c, 0);
+    check_alltoallv(c, 600);
+    check_alltoallv(c, 200003);
+    printf("rank %d: %d checks passed\n", coll_rank(c), checks);
+    return 0;
 }
 
 /* A few checks, for more ranks than the TCP ring's control exchanges
@@ -501,6 +574,8 @@ run_wide(coll_comm *c)
     check_allreduce(c, COLL_DT_F32, COLL_OP_SUM, 7, 0);
     check_allreduce(c, COLL_DT_F64, COLL_OP_AVG, 3001, 1);
     check_broadcast_allgather(c, 7);
+    check_alltoall(c, 1000);
+    check_alltoallv(c, 600);
     if (coll_barrier(c) != 0)
         FAIL("barrier: %s", coll_last_error(c));
     check_async(c);
@@ -538,6 +613,8 @@ main(int argc, char **argv)
 #endif
     if (strcmp(mode, "all") == 0)
         r = run_all(c);
+    else if (strcmp(mode, "alltoall") == 0)
+        r = run_alltoall(c);
     else if (strcmp(mode, "wide") == 0)
         r = run_wide(c);
     else if (strcmp(mode, "mismatch") == 0) {
@@ -602,10 +679,12 @@ main(int argc, char **argv)
                coll_last_error(c));
         r = 0;
     } else if (strcmp(mode, "die-streaming") == 0 && argc > 2) {
-        fail_streaming(c, (int)strtol(argv[2], NULL, 10), SIGKILL);
+        fail_streaming(c, (int)strtol(argv[2], NULL, 10), SIGKILL, 0);
+    } else if (strcmp(mode, "die-alltoall") == 0 && argc > 2) {
+        fail_streaming(c, (int)strtol(argv[2], NULL, 10), SIGKILL, 1);
     } else if (strcmp(mode, "stall-streaming") == 0 && argc > 2) {
         /* survivors fail (exit 1), so that hvdrun ends the stopped one */
-        r = fail_streaming(c, (int)strtol(argv[2], NULL, 10), SIGSTOP);
+        r = fail_streaming(c, (int)strtol(argv[2], NULL, 10), SIGSTOP, 0);
     }
     coll_finalize(c);
     return r;

@@ -13,10 +13,20 @@ for np in 1 2 3 4; do
         [ "$(grep -c 'checks passed$' "$TMP/out")" -eq $np ]
 done
 
+# alltoall(v) on 5 and 6 ranks: each rank's chords (its streams to ranks
+# that are not its neighbours) send to one rank while they receive from
+# another, and on 6 ranks one step sends and receives on one chord
+for np in 5 6; do
+    hvd -np $np "$CHECK" alltoall
+    check "alltoall(v), $np ranks: every rank passed" \
+        [ "$RC" -eq 0 -a "$(grep -c 'checks passed$' "$TMP/out")" -eq $np ]
+done
+
 # beyond 32 ranks the control exchanges (argument checks, barrier, the
-# fusion cycle) take Gloo's alltoall instead of the TCP ring
+# fusion cycle) and alltoall(v) take Gloo's alltoall instead of the TCP
+# ring and its chords
 hvd -np 33 "$CHECK" wide
-check "33 ranks, control exchanges on Gloo: every rank passed" \
+check "33 ranks, control exchanges and alltoall(v) on Gloo: every rank passed" \
     [ "$RC" -eq 0 -a "$(grep -c 'checks passed$' "$TMP/out")" -eq 33 ]
 
 # the identity coll_init reads, on two "hosts" (this one, named twice)
@@ -80,6 +90,16 @@ check "dead peer while streaming: hvdrun names rank 1" \
 check "dead peer while streaming: 3 allreduce errors" \
     [ "$(grep -c 'a peer failed or timed out: allreduce' "$TMP/out")" -eq 3 ]
 check "dead peer while streaming: within 20 s ($took ms)" [ "$took" -lt 20000 ]
+[ "$RC" -eq 137 ] || sed 's/^/  | /' "$TMP/err" "$TMP/out" | head -30
+# the same in alltoalls on 5 ranks: rank 2's chords and ring streams
+# close, and every survivor fails, whichever rank it was exchanging with
+start=$(date +%s%N)
+hvd --kill-grace 20 -x HOROVOD_GLOO_TIMEOUT_SECONDS=60 -np 5 "$CHECK" die-alltoall 2
+took=$((($(date +%s%N) - start) / 1000000))
+check "dead peer in alltoall: exit 137" [ "$RC" -eq 137 ]
+check "dead peer in alltoall: 4 alltoall errors" \
+    [ "$(grep -c 'a peer failed or timed out: alltoall' "$TMP/out")" -eq 4 ]
+check "dead peer in alltoall: within 20 s ($took ms)" [ "$took" -lt 20000 ]
 [ "$RC" -eq 137 ] || sed 's/^/  | /' "$TMP/err" "$TMP/out" | head -30
 # a rank stops (SIGSTOP) while large allreduces stream: its neighbours
 # give up after the timeout (3 s here), the rest at once after them
