@@ -46,9 +46,10 @@ void comm_prefix(char *out, size_t size);
 /* HOROVOD_GLOO_IFACE and the timeout, as coll_init read them. */
 const char *comm_iface(void);
 int comm_timeout_ms(void);
-/* How long the TCP ring retries before it sleeps in poll: RING_SPIN_US
- * when this host's ranks have a CPU each, else 0 (connect.c). */
-int comm_spin_us(const coll_comm *c);
+/* How the TCP ring retries a stuck stream before it sleeps in poll:
+ * RING_SPIN_BUSY when this host's ranks have a CPU each, else
+ * RING_SPIN_YIELD (connect.c). */
+ring_spin comm_spin(const coll_comm *c);
 /* avg = sum / size, in the element type. */
 void comm_scale_avg(void *buf, size_t count, coll_dtype dt, int size);
 /* dst = src / size: the fusion buffer's average, unpacked in one pass. */

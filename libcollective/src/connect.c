@@ -67,17 +67,20 @@ comm_timeout_ms(void)
 
 /* Spinning saves the sleep and wake-up in poll: 2 ranks on 2 CPUs, 8 B
  * allreduce 39 -> 7 us, 32 KiB 112 -> 26 (OpenMPI, which busy-polls:
- * 7-9 and 27). With more ranks than CPUs it takes the CPU a peer needs
- * (4 ranks on 2: 8 B 82 -> 416 us), so it is off there. */
-int
-comm_spin_us(const coll_comm *c)
+ * 7-9 and 27). With more ranks than CPUs a busy spin takes the CPU a peer
+ * needs (4 ranks on 2: 8 B 82 -> 416 us); yielding it at each retry
+ * instead hands it to a peer that can run (OpenMPI yields there too):
+ * 8 B 83-86 -> 41-49 us, 32 KiB 275-288 -> 121-149 (OpenMPI: 41, 126). */
+ring_spin
+comm_spin(const coll_comm *c)
 {
     cpu_set_t set;
     long cpus = sched_getaffinity(0, sizeof(set), &set) == 0
                     ? CPU_COUNT(&set)
                     : sysconf(_SC_NPROCESSORS_ONLN);
 
-    return c->local_size > 0 && c->local_size <= cpus ? RING_SPIN_US : 0;
+    return c->local_size > 0 && c->local_size <= cpus ? RING_SPIN_BUSY
+                                                      : RING_SPIN_YIELD;
 }
 
 hvdd_client *
@@ -121,7 +124,7 @@ comm_connect(coll_comm *c)
     if (r == COLL_ETRANSPORT)
         r = COLL_ERENDEZVOUS;
     if (r == 0 &&
-        (c->ring = ring_new(prefix, c->rank, c->size, comm_spin_us(c))) == NULL)
+        (c->ring = ring_new(prefix, c->rank, c->size, comm_spin(c))) == NULL)
         r = comm_fail(c, COLL_ENOMEM, "out of memory");
     /* now, not at the first collective: a rank that dies before it then
      * closes its streams, and the others learn of it at once */

@@ -341,7 +341,7 @@ start(coll_comm *c)
                    comm_iface(), comm_timeout_ms(), c->last_error,
                    sizeof(c->last_error));
     if (r == 0 &&
-        (f->ring = ring_new(prefix, c->rank, c->size, comm_spin_us(c))) == NULL)
+        (f->ring = ring_new(prefix, c->rank, c->size, comm_spin(c))) == NULL)
         r = comm_fail(c, COLL_ENOMEM, "out of memory");
     if (r == 0) /* now, as coll_init does (a dead rank shows at once) */
         r = ring_connect(f->ring, "async", c->last_error,

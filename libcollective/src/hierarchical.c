@@ -35,7 +35,7 @@ make_ring(coll_comm *c, tcp_ring **g, const char *which, int group, int rank,
     if (*g || size < 2)
         return 0;
     snprintf(prefix, sizeof(prefix), "%s.%s%d", c->prefix, which, group);
-    *g = ring_new(prefix, rank, size, comm_spin_us(c));
+    *g = ring_new(prefix, rank, size, comm_spin(c));
     return *g ? 0 : COLL_ENOMEM;
 }
 

@@ -396,7 +396,7 @@ ring_connect_chords(tcp_ring *g, const char *what, char *err, size_t errlen)
 }
 
 tcp_ring *
-ring_new(const char *prefix, int rank, int size, int spin_us)
+ring_new(const char *prefix, int rank, int size, ring_spin spin)
 {
     tcp_ring *g = calloc(1, sizeof(*g));
 
@@ -406,7 +406,8 @@ ring_new(const char *prefix, int rank, int size, int spin_us)
     g->rank = rank;
     g->size = size;
     g->timeout_ms = comm_timeout_ms();
-    g->spin_us = spin_us;
+    g->spin_us = spin == RING_SPIN_BUSY ? RING_SPIN_US : RING_YIELD_US;
+    g->yields = spin == RING_SPIN_YIELD;
     g->left = g->right = -1;
     return g;
 }

@@ -3,6 +3,7 @@
  * from the left, in this thread, without copies. */
 #include <errno.h>
 #include <poll.h>
+#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -202,8 +203,11 @@ ring_run_step_on(tcp_ring *g, const ring_link *l, const ring_buf *b,
             long long now = now_us();
             if (idle_since == 0)
                 idle_since = now;
-            if (now - idle_since < g->spin_us)
+            if (now - idle_since < g->spin_us) {
+                if (g->yields)
+                    sched_yield();
                 continue;
+            }
         }
         idle_since = 0;
         struct pollfd p[2] = {{l->out, to_send ? POLLOUT : 0, 0},
