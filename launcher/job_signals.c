@@ -1,6 +1,11 @@
+/* The signals hvdrun's job loops take: blocked and read from a
+ * signalfd; the first stops the job, the second kills it. */
 #include "job_signals.h"
 
+#include <stdio.h>
+#include <string.h>
 #include <sys/signalfd.h>
+#include <unistd.h>
 
 int
 job_signals_open(sigset_t *old)
@@ -21,4 +26,26 @@ job_signals_open(sigset_t *old)
     signal(SIGHUP, SIG_DFL);
     signal(SIGPIPE, SIG_IGN);
     return signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+}
+
+enum job_signal
+job_signals_next(int fd, int *interrupted, int stopping, int *sig)
+{
+    struct signalfd_siginfo si;
+
+    while (read(fd, &si, sizeof(si)) == sizeof(si)) {
+        if (si.ssi_signo == SIGCHLD)
+            continue;
+        *sig = (int)si.ssi_signo;
+        if (*interrupted || stopping) {
+            fprintf(stderr, "hvdrun: %s again: killing every worker\n",
+                    strsignal(*sig));
+            if (!*interrupted)
+                *interrupted = *sig;
+            return JOB_SIGNAL_KILL;
+        }
+        *interrupted = *sig;
+        return JOB_SIGNAL_STOP;
+    }
+    return JOB_SIGNAL_NONE;
 }

@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/signalfd.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -167,22 +166,17 @@ reap(run *r)
 static void
 on_signals(run *r)
 {
-    struct signalfd_siginfo si;
+    enum job_signal what;
+    int sig;
 
-    while (read(r->sigfd, &si, sizeof(si)) == sizeof(si)) {
-        if (si.ssi_signo == SIGCHLD)
-            continue;
-        if (r->interrupted || r->stopping) {
-            fprintf(stderr, "hvdrun: %s again: killing every worker\n",
-                    strsignal(si.ssi_signo));
-            if (!r->interrupted)
-                r->interrupted = (int)si.ssi_signo;
+    while ((what = job_signals_next(r->sigfd, &r->interrupted, r->stopping,
+                                    &sig)) != JOB_SIGNAL_NONE) {
+        if (what == JOB_SIGNAL_KILL) {
             kill_now(r);
             continue;
         }
-        r->interrupted = (int)si.ssi_signo;
         fprintf(stderr, "hvdrun: %s: stopping %d workers (again to kill)\n",
-                strsignal(si.ssi_signo), r->unreaped);
+                strsignal(sig), r->unreaped);
         begin_stop(r);
     }
     reap(r);

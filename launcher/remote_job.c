@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/signalfd.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -371,24 +370,19 @@ all_ready(const job *j)
 static void
 on_signals(job *j)
 {
-    struct signalfd_siginfo si;
+    enum job_signal what;
+    int sig;
 
-    while (read(j->sigfd, &si, sizeof(si)) == sizeof(si)) {
-        if (si.ssi_signo == SIGCHLD)
-            continue;
-        if (j->interrupted || j->stopping) {
-            fprintf(stderr, "hvdrun: %s again: killing every worker\n",
-                    strsignal(si.ssi_signo));
-            if (!j->interrupted)
-                j->interrupted = (int)si.ssi_signo;
+    while ((what = job_signals_next(j->sigfd, &j->interrupted, j->stopping,
+                                    &sig)) != JOB_SIGNAL_NONE) {
+        if (what == JOB_SIGNAL_KILL) {
             tell_all(j, "kill\n");
             continue;
         }
-        j->interrupted = (int)si.ssi_signo;
         fprintf(stderr,
                 "hvdrun: %s: stopping the workers on %d hosts (again to "
                 "kill)\n",
-                strsignal(si.ssi_signo), j->n);
+                strsignal(sig), j->n);
         if (!j->go_sent)
             j->start_failed = 1;
         stop_all(j, "interrupted");

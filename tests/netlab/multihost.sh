@@ -47,11 +47,12 @@ lab_clean() { [ "$(lab_leftovers)" -eq 0 ]; }
 lab_clean_within() { within "$1" lab_clean; } # SECONDS
 
 # start_job HVDRUN-ARGS...: a 6-rank job in the background whose ranks say
-# "up" and sleep; $pid is hvdrun's (not under timeout(1): a signal must
-# reach hvdrun itself). Returns once all are up, or after 10 s.
+# "up" and sleep (or run $WORKER); $pid is hvdrun's (not under timeout(1):
+# a signal must reach hvdrun itself). Returns once all are up, or after
+# 10 s.
 all_up() { [ "$(grep -c ':up$' "$TMP/out")" -eq 6 ]; }
 start_job() {
-    "$HVDRUN" -H "$H" "$@" sh -c "echo up; exec sleep 60 # $MARK" \
+    "$HVDRUN" -H "$H" "$@" sh -c "${WORKER:-echo up; exec sleep 60} # $MARK" \
         >"$TMP/out" 2>"$TMP/err" &
     pid=$!
     within 10 all_up
@@ -132,6 +133,17 @@ for sig in INT KILL; do
     fi
     check "SIG$sig: no process left on any host" lab_clean_within 10
 done
+
+# --- a second SIGINT kills at once, even workers that ignore SIGTERM ---
+WORKER="trap '' TERM; echo up; sleep 60" start_job --kill-grace 60
+check "second SIGINT: every rank started" all_up
+kill -INT "$pid"
+sleep 0.5
+kill -INT "$pid"
+end_job
+check "second SIGINT: exit 130, well before the 60 s grace" [ "$RC" -eq 130 ]
+check "second SIGINT: says it kills" grep -q "Interrupt again: killing every worker" "$TMP/err"
+check "second SIGINT: no process left on any host" lab_clean_within 10
 
 # --- a hung agent: hvdd misses its heartbeats and stops the job ---
 start_job --heartbeat-timeout 1.5 --kill-grace 1
