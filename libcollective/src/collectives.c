@@ -88,9 +88,7 @@ coll_allreduce(coll_comm *c, const void *send, void *recv, size_t count,
     if (count * es <= COMM_SMALL_BYTES) {
         comm_reduce_slots(slots, c->size, recv, 0, count, dt, how);
     } else if (comm_hier_wanted(c)) { /* two levels: hierarchical.c */
-        if (send != recv)
-            memmove(recv, send, count * es);
-        r = comm_hier_allreduce(c, recv, count, dt, how);
+        r = comm_hier_allreduce(c, send, recv, count, dt, how);
     } else { /* the TCP ring divides avg itself */
         r = ring_allreduce(c->ring, send, recv, count, dt, op, c->last_error,
                            sizeof(c->last_error));

@@ -64,11 +64,11 @@ int comm_register(coll_comm *c, const char *addr, int port, const char *token);
 void comm_unregister(coll_comm *c);
 
 /* HOROVOD_HIERARCHICAL_ALLREDUCE=1 and a job where it can help; then
- * comm_hier_allreduce does allreduce (in place, op not avg) in two levels
- * (hierarchical.c). */
+ * comm_hier_allreduce does allreduce (send may be recv; op not avg) in
+ * two levels (hierarchical.c). */
 int comm_hier_wanted(const coll_comm *c);
-int comm_hier_allreduce(coll_comm *c, void *buf, size_t count, coll_dtype dt,
-                        coll_op op);
+int comm_hier_allreduce(coll_comm *c, const void *send, void *recv,
+                        size_t count, coll_dtype dt, coll_op op);
 
 /* The first step of the blocking collectives (exchange.c): one
  * allgather of a fixed-size slot per rank with its arguments (a, b, d)

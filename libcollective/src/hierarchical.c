@@ -39,10 +39,10 @@ make_ring(coll_comm *c, tcp_ring **g, const char *which, int group, int rank,
     return *g ? 0 : COLL_ENOMEM;
 }
 
-/* buf holds count elements, already agreed on by every rank. */
+/* count elements, already agreed on by every rank; send may be recv. */
 int
-comm_hier_allreduce(coll_comm *c, void *buf, size_t count, coll_dtype dt,
-                    coll_op op)
+comm_hier_allreduce(coll_comm *c, const void *send, void *recv, size_t count,
+                    coll_dtype dt, coll_op op)
 {
     size_t bytes = count * coll_dtype_size(dt);
     char *err = c->last_error;
@@ -57,11 +57,15 @@ comm_hier_allreduce(coll_comm *c, void *buf, size_t count, coll_dtype dt,
         r = make_ring(c, &c->cross_ring, "cross", 0, c->cross_rank,
                       c->cross_size);
     if (r == 0 && c->local_ring)
-        r = ring_allreduce(c->local_ring, buf, buf, count, dt, op, err, errlen);
+        r = ring_allreduce(c->local_ring, send, recv, count, dt, op, err,
+                           errlen);
+    else if (r == 0 && send != recv) /* alone on its host */
+        memmove(recv, send, bytes);
     if (r == 0 && c->local_rank == 0 && c->cross_ring)
-        r = ring_allreduce(c->cross_ring, buf, buf, count, dt, op, err, errlen);
+        r = ring_allreduce(c->cross_ring, recv, recv, count, dt, op, err,
+                           errlen);
     if (r == 0 && c->local_ring)
-        r = ring_broadcast(c->local_ring, buf, bytes, 0, err, errlen);
+        r = ring_broadcast(c->local_ring, recv, bytes, 0, err, errlen);
     if (r == COLL_ENOMEM)
         return comm_fail(c, r, "out of memory");
     return r ? comm_fail(c, r, "%s", c->last_error) : 0;
