@@ -241,9 +241,8 @@ dev_comm_free(dev_comm *d)
 
 int
 nc_run(dev_comm **dc, hvdd_client *kv, const char *key, int rank, int size,
-       int device, const char *what,
-       ncclResult_t (*start)(dev_comm *, const void *), const void *arg,
-       char *err, size_t errlen)
+       int device, const char *what, nc_step start, nc_step then,
+       const void *arg, char *err, size_t errlen)
 {
     int prev, r;
 
@@ -257,6 +256,8 @@ nc_run(dev_comm **dc, hvdd_client *kv, const char *key, int rank, int size,
     if ((r = nc_enter(*dc, &prev, err, errlen)) != 0)
         return r;
     r = nc_issued(*dc, start(*dc, arg), what, err, errlen);
+    if (r == 0 && then)
+        r = nc_issued(*dc, then(*dc, arg), what, err, errlen);
     if (r == 0)
         r = nc_wait(*dc, what, err, errlen);
     nc_leave(prev);

@@ -44,10 +44,14 @@ int nc_wait(dev_comm *d, const char *what, char *err, size_t errlen);
 
 /* What every NCCL operation does: makes *dc at the first call (nc_open's
  * arguments), refuses an aborted one, runs start(*dc, arg) on its GPU and
- * stream, and waits for it (nc_issued, nc_wait). */
+ * stream, then (when not NULL) then(*dc, arg) once start's NCCL work is
+ * on the stream, and waits for it all (nc_issued, nc_wait). A
+ * non-blocking communicator may return ncclInProgress before its work is
+ * on the stream, and nothing else may go on the stream until it is: work
+ * that must follow the NCCL call goes in then. */
+typedef ncclResult_t (*nc_step)(dev_comm *, const void *);
 int nc_run(dev_comm **dc, hvdd_client *kv, const char *key, int rank, int size,
-           int device, const char *what,
-           ncclResult_t (*start)(dev_comm *, const void *), const void *arg,
-           char *err, size_t errlen);
+           int device, const char *what, nc_step start, nc_step then,
+           const void *arg, char *err, size_t errlen);
 
 #endif

@@ -267,12 +267,13 @@ dev_collective(coll_comm *c, const dev_op *o)
         return r;
     snprintf(key, sizeof(key), "%s-blocking", c->prefix);
     r = nc_run(&c->dev, c->client, key, c->rank, c->size, device, what, enqueue,
-               o, c->last_error, sizeof(c->last_error));
+               NULL, o, c->last_error, sizeof(c->last_error));
     return r ? comm_fail(c, r, "%s", c->last_error) : 0;
 }
 
 /* Packs the group into the device fusion buffer (grown to threshold at
- * most), reduces it in place, unpacks: all queued on one stream. */
+ * most) and reduces it in place (fused), then unpacks it (unpack): all
+ * queued on one stream. */
 typedef struct fused_group {
     coll_request **g;
     int ng;
@@ -288,7 +289,6 @@ fused(dev_comm *d, const void *arg)
     size_t threshold = fg->threshold;
     size_t es = coll_dtype_size(g[0]->dt), total = 0, off = 0;
     ncclDataType_t t = nccl_type(g[0]->dt);
-    ncclResult_t r;
 
     if (ng == 1)
         return g[0]->count
@@ -310,14 +310,22 @@ fused(dev_comm *d, const void *arg)
         if (cudaMemcpyAsync(buf + off, g[i]->send, g[i]->count * es,
                             cudaMemcpyDeviceToDevice, d->stream) != cudaSuccess)
             return ncclUnhandledCudaError;
-    r = ncclAllReduce(buf, buf, total / es, t, nccl_op(g[0]->op), d->nccl,
-                      d->stream);
-    off = 0;
-    for (int i = 0; r == ncclSuccess && i < ng; off += g[i++]->count * es)
-        if (cudaMemcpyAsync(g[i]->recv, buf + off, g[i]->count * es,
-                            cudaMemcpyDeviceToDevice, d->stream) != cudaSuccess)
+    return ncclAllReduce(buf, buf, total / es, t, nccl_op(g[0]->op), d->nccl,
+                         d->stream);
+}
+
+static ncclResult_t
+unpack(dev_comm *d, const void *arg)
+{
+    const fused_group *fg = arg;
+    size_t es = coll_dtype_size(fg->g[0]->dt), off = 0;
+
+    for (int i = 0; fg->ng > 1 && i < fg->ng; off += fg->g[i++]->count * es)
+        if (cudaMemcpyAsync(fg->g[i]->recv, (char *)d->fusion + off,
+                            fg->g[i]->count * es, cudaMemcpyDeviceToDevice,
+                            d->stream) != cudaSuccess)
             return ncclUnhandledCudaError;
-    return r;
+    return ncclSuccess;
 }
 
 int
@@ -336,5 +344,5 @@ dev_fused_allreduce(dev_comm **dc, hvdd_client *kv, const char *key, int rank,
             return COLL_EINVAL;
         }
     return nc_run(dc, kv, key, rank, size, device, "allreduce_async", fused,
-                  &(fused_group){g, ng, threshold}, err, errlen);
+                  unpack, &(fused_group){g, ng, threshold}, err, errlen);
 }
