@@ -184,15 +184,11 @@ coll_barrier(coll_comm *c)
         return r;
     if (c->size == 1)
         return 0;
-    if (c->size <= RING_CONTROL_RANKS) { /* an allgather of a byte each */
-        char *bytes = calloc((size_t)c->size, 1);
-        r = bytes ? ring_allgather(c->ring, NULL, bytes, 1, "barrier",
-                                   c->last_error, sizeof(c->last_error))
-                  : COLL_ENOMEM;
-        free(bytes);
-    } else {
-        r = gb_barrier(c->gloo, c->last_error, sizeof(c->last_error));
-    }
+    char *bytes = calloc((size_t)c->size, 1); /* an allgather of a byte each */
+    r = bytes ? comm_allgather_slots(c->ring, bytes, 1, "barrier",
+                                     c->last_error, sizeof(c->last_error))
+              : COLL_ENOMEM;
+    free(bytes);
     return r ? comm_fail(c, r, "%s", c->last_error) : 0;
 }
 

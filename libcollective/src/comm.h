@@ -76,10 +76,10 @@ int comm_hier_allreduce(coll_comm *c, const void *send, void *recv,
  * caller frees it; rank i's data at comm_slot_data(*slots, i)) when every
  * rank passed the same arguments; COLL_EMISMATCH on every rank if not. */
 #define COMM_SMALL_BYTES 4096
-/* An allgather of one slot of bytes per rank (this rank's filled in at
- * all + bytes * rank): on the TCP ring up to RING_CONTROL_RANKS ranks,
- * else as Gloo's alltoall of the slot. Errors in err start with what. */
-int comm_allgather_slots(gloo_ctx *g, tcp_ring *ring, void *all, size_t bytes,
+/* An allgather of one small slot of bytes per rank (this rank's filled
+ * in at all + bytes * rank), in log2(size) steps on the ring's streams
+ * and chords (ring_bruck_allgatherv). Errors in err start with what. */
+int comm_allgather_slots(tcp_ring *ring, void *all, size_t bytes,
                          const char *what, char *err, size_t errlen);
 int comm_exchange(coll_comm *c, const char *what, int64_t a, int64_t b,
                   int64_t d, const void *data, size_t bytes, char **slots);

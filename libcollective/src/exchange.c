@@ -24,28 +24,18 @@ comm_slot_data(const char *slots, int rank)
 }
 
 int
-comm_allgather_slots(gloo_ctx *g, tcp_ring *ring, void *all, size_t bytes,
-                     const char *what, char *err, size_t errlen)
+comm_allgather_slots(tcp_ring *ring, void *all, size_t bytes, const char *what,
+                     char *err, size_t errlen)
 {
-    char *own, *mine = (char *)all + bytes * (size_t)ring->rank;
+    size_t *each = malloc(sizeof(*each) * (size_t)ring->size);
     int r;
 
-    if (ring->size <= RING_CONTROL_RANKS)
-        return ring_allgather(ring, NULL, all, bytes, what, err, errlen);
-    /* an alltoall of this slot sent to every rank: Gloo's ring allgather
-     * would take size - 1 steps through Gloo's thread */
-    if ((own = malloc(bytes * (size_t)ring->size)) == NULL)
+    if (each == NULL)
         return COLL_ENOMEM;
-    for (int i = 0; i < ring->size; i++)
-        memcpy(own + bytes * (size_t)i, mine, bytes);
-    r = gb_alltoall(g, own, all, bytes, err, errlen);
-    free(own);
-    if (r != 0) { /* the caller called `what`, not alltoall */
-        char detail[512];
-        const char *colon = strchr(err, ':');
-        snprintf(detail, sizeof(detail), "%s", colon ? colon : "");
-        snprintf(err, errlen, "%s%s", what, detail);
-    }
+    for (int k = 0; k < ring->size; k++)
+        each[k] = bytes;
+    r = ring_bruck_allgatherv(ring, NULL, all, each, what, err, errlen);
+    free(each);
     return r;
 }
 
@@ -64,7 +54,7 @@ comm_exchange(coll_comm *c, const char *what, int64_t a, int64_t b, int64_t d,
     memcpy(own, &mine, sizeof(mine));
     if (data && bytes && bytes <= COMM_SMALL_BYTES)
         memcpy(own + sizeof(mine), data, bytes);
-    r = comm_allgather_slots(c->gloo, c->ring, all, SLOT, what, c->last_error,
+    r = comm_allgather_slots(c->ring, all, SLOT, what, c->last_error,
                              sizeof(c->last_error));
     if (r != 0) {
         free(all);

@@ -72,9 +72,9 @@ snapshot(fusion *f, coll_request **mine, entry *out, int *stopping)
 
 /* Every rank's queue: all[k] points into flat, n[k] entries. Returns 0, or
  * a code after failing everything. *all_stop: every rank is stopping.
- * The counts go as an allgather of this rank's header (on the thread's
- * TCP ring, or Gloo beyond RING_CONTROL_RANKS), and the entries only
- * when some rank has any: an idle cycle is one small exchange. */
+ * The counts go as an allgather of this rank's header, and the entries
+ * only when some rank has any (both in log2(size) steps on the thread's
+ * TCP ring and its chords): an idle cycle is one small exchange. */
 static int
 exchange(fusion *f, const entry *mine, int nmine, int stopping, entry *flat,
          int *n, int *all_stop)
@@ -86,8 +86,8 @@ exchange(fusion *f, const entry *mine, int nmine, int stopping, entry *flat,
 
     hdrs[2 * f->rank] = nmine;
     hdrs[2 * f->rank + 1] = stopping;
-    r = comm_allgather_slots(f->gloo, f->ring, hdrs, 2 * sizeof(int64_t),
-                             "fusion cycle", err, sizeof(err));
+    r = comm_allgather_slots(f->ring, hdrs, 2 * sizeof(int64_t), "fusion cycle",
+                             err, sizeof(err));
     *all_stop = 1;
     for (int k = 0; r == 0 && k < f->size; k++) {
         n[k] = (int)hdrs[2 * k];
@@ -95,11 +95,9 @@ exchange(fusion *f, const entry *mine, int nmine, int stopping, entry *flat,
         total += bytes[k];
         *all_stop &= hdrs[2 * k + 1] != 0;
     }
-    if (r == 0 && total && f->size <= RING_CONTROL_RANKS)
-        r = ring_allgatherv(f->ring, mine, flat, bytes, "fusion cycle", err,
-                            sizeof(err));
-    else if (r == 0 && total)
-        r = gb_allgatherv(f->gloo, mine, flat, bytes, err, sizeof(err));
+    if (r == 0 && total)
+        r = ring_bruck_allgatherv(f->ring, mine, flat, bytes, "fusion cycle",
+                                  err, sizeof(err));
     if (r != 0)
         fail_all(f, r, err);
     return r;
@@ -307,14 +305,15 @@ env_double(const char *name, double dflt)
     return *end || d < 0 ? dflt : d;
 }
 
-/* The first asynchronous call starts the thread and its Gloo context: a
- * collective step, as every rank makes its first call in the same place. */
+/* The first asynchronous call starts the thread and connects its TCP
+ * ring: a collective step, as every rank makes its first call in the
+ * same place. */
 static int
 start(coll_comm *c)
 {
     fusion *f = calloc(1, sizeof(*f));
     char prefix[32];
-    int r;
+    int r = 0;
 
     if (f == NULL)
         return comm_fail(c, COLL_ENOMEM, "out of memory");
@@ -337,11 +336,7 @@ start(coll_comm *c)
         return comm_fail(c, COLL_ENOMEM, "out of memory");
     }
     comm_prefix(prefix, sizeof(prefix));
-    r = gb_connect(&f->gloo, c->client, "collective", prefix, c->rank, c->size,
-                   comm_iface(), comm_timeout_ms(), c->last_error,
-                   sizeof(c->last_error));
-    if (r == 0 &&
-        (f->ring = ring_new(prefix, c->rank, c->size, comm_spin(c))) == NULL)
+    if ((f->ring = ring_new(prefix, c->rank, c->size, comm_spin(c))) == NULL)
         r = comm_fail(c, COLL_ENOMEM, "out of memory");
     if (r == 0) /* now, as coll_init does (a dead rank shows at once) */
         r = ring_connect(f->ring, "async", c->last_error,
@@ -349,7 +344,6 @@ start(coll_comm *c)
     if (r == 0 && pthread_create(&f->thread, NULL, fusion_main, f) != 0)
         r = comm_fail(c, COLL_ENOMEM, "cannot start the fusion thread");
     if (r != 0) {
-        gb_free(f->gloo);
         ring_free(f->ring);
         free(f->hdrs);
         free(f->bytes);
@@ -375,7 +369,6 @@ comm_fusion_stop(coll_comm *c)
     pthread_join(f->thread, NULL);
     dev_comm_free(f->dev);
     hvdd_client_free(f->kv);
-    gb_free(f->gloo);
     ring_free(f->ring);
     free(f->hdrs);
     free(f->bytes);

@@ -2,9 +2,9 @@
  * that, every cycle, agrees with the other ranks on which named requests
  * every rank has queued, packs the allreduces into fusion buffers and
  * reduces each buffer with one collective (as Horovod's coordinator does);
- * allgathers and broadcasts run one by one. It uses its own Gloo context,
- * so blocking collectives may run beside it. The public calls are in
- * async.c. */
+ * allgathers and broadcasts run one by one. It uses its own TCP ring
+ * (and chords), so blocking collectives may run beside it. The public
+ * calls are in async.c. */
 #ifndef COLL_FUSION_H
 #define COLL_FUSION_H
 
@@ -43,8 +43,7 @@ typedef struct fusion {
     int started;
     int stopping; /* this rank wants to stop; the thread stops when all do */
     int stopped;
-    gloo_ctx *gloo;
-    tcp_ring *ring;       /* for its large allreduces */
+    tcp_ring *ring;       /* its own streams: cycles and groups */
     struct dev_comm *dev; /* NCCL, at the first device group */
     hvdd_client *kv;      /* the thread's own, for NCCL's unique id */
     char dev_key[48];     /* where that id goes in hvdd's store */

@@ -1,6 +1,6 @@
 // The Gloo backend: a store over hvdd, one TCP device on the interface
 // hvdd chose, and the collectives libcollective still takes from Gloo
-// (alltoall(v), the barrier and allgatherv beyond 32 ranks),
+// (alltoall(v) beyond 32 ranks),
 // with every exception caught here.
 #include "gloo_backend.h"
 
@@ -13,7 +13,6 @@
 #include <memory>
 #include <string>
 
-#include <gloo/allgatherv.h>
 #include <gloo/alltoall.h>
 #include <gloo/alltoallv.h>
 #include <gloo/barrier.h>
@@ -179,36 +178,6 @@ extern "C" void
 gb_free(gloo_ctx *g)
 {
     delete g;
-}
-
-extern "C" int
-gb_barrier(gloo_ctx *g, char *err, size_t errlen)
-{
-    return guarded("barrier", err, errlen, [&] {
-        gloo::BarrierOptions opts(g->context);
-        opts.setTag(g->tag++);
-        opts.setTimeout(g->timeout);
-        gloo::barrier(opts);
-    });
-}
-
-extern "C" int
-gb_allgatherv(gloo_ctx *g, const void *in, void *out, const size_t *bytes,
-              char *err, size_t errlen)
-{
-    return guarded("allgatherv", err, errlen, [&] {
-        int size = g->context->size, rank = g->context->rank;
-        gloo::AllgathervOptions opts(g->context);
-        if (in != nullptr) // else out holds this rank's part already
-            opts.setInput(
-                const_cast<uint8_t *>(static_cast<const uint8_t *>(in)),
-                bytes[rank]);
-        opts.setOutput(static_cast<uint8_t *>(out),
-                       std::vector<size_t>(bytes, bytes + size));
-        opts.setTag(g->tag++);
-        opts.setTimeout(g->timeout);
-        gloo::allgatherv(opts);
-    });
 }
 
 extern "C" int

@@ -23,10 +23,6 @@ int gb_connect(gloo_ctx **out, hvdd_client *client, const char *scope,
                int timeout_ms, char *err, size_t errlen);
 void gb_free(gloo_ctx *g);
 
-int gb_barrier(gloo_ctx *g, char *err, size_t errlen);
-/* bytes[r]: what rank r contributes; out holds their sum, in rank order. */
-int gb_allgatherv(gloo_ctx *g, const void *in, void *out, const size_t *bytes,
-                  char *err, size_t errlen);
 /* Each rank sends bytes to each rank; in and out hold size * bytes. */
 int gb_alltoall(gloo_ctx *g, const void *in, void *out, size_t bytes, char *err,
                 size_t errlen);

@@ -1,5 +1,5 @@
-/* The collectives on GPU buffers: the ranks agree on the arguments over
- * Gloo (as for host buffers; NCCL would hang or read out of bounds on a
+/* The collectives on GPU buffers: the ranks agree on the arguments on
+ * the host (as for host buffers; NCCL would hang or read out of bounds on a
  * mismatch), then NCCL moves the data on the comm's stream and the call
  * waits for it. Built only with CUDA and NCCL. */
 #include <pthread.h>

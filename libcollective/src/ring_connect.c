@@ -34,6 +34,7 @@ typedef struct {
     struct timespec deadline;
     int loopback;     /* the interface is: every rank is on this host */
     const char *what; /* the collective that connects, for errors */
+    ring_chords set;  /* the chords being connected */
     char *err;
     size_t errlen;
 } setup;
@@ -265,7 +266,7 @@ hello_rank(const setup *s, int fd)
  * accepts; any other is closed and the wait goes on. The stream, or -1
  * (with err set) when none came before the deadline. */
 static int
-accept_wanted(setup *s, int listener, int (*wanted)(const tcp_ring *, int),
+accept_wanted(setup *s, int listener, int (*wanted)(const setup *, int),
               int *rank, const char *whom)
 {
     int fd;
@@ -277,7 +278,7 @@ accept_wanted(setup *s, int listener, int (*wanted)(const tcp_ring *, int),
             fail(s, "accepting %s: %s", whom, strerror(errno));
             return -1;
         }
-        if ((*rank = hello_rank(s, fd)) >= 0 && wanted(s->g, *rank)) {
+        if ((*rank = hello_rank(s, fd)) >= 0 && wanted(s, *rank)) {
             stream_options(fd);
             return fd;
         }
@@ -288,9 +289,9 @@ accept_wanted(setup *s, int listener, int (*wanted)(const tcp_ring *, int),
 }
 
 static int
-is_left(const tcp_ring *g, int rank)
+is_left(const setup *s, int rank)
 {
-    return rank == (g->rank + g->size - 1) % g->size;
+    return rank == (s->g->rank + s->g->size - 1) % s->g->size;
 }
 
 /* Accepts the left neighbour, which must say it is rank - 1. */
@@ -347,39 +348,50 @@ ring_is_chord(const tcp_ring *g, int rank)
     return d > 1 && d < g->size - 1;
 }
 
-/* A chord from a lower rank that has not connected yet. */
 static int
-chord_to_accept(const tcp_ring *g, int rank)
+power_of_two(int d)
 {
-    return rank < g->rank && ring_is_chord(g, rank) && g->chord[rank].fd < 0;
+    return d > 0 && (d & (d - 1)) == 0;
 }
 
-int
-ring_connect_chords(tcp_ring *g, const char *what, char *err, size_t errlen)
+/* A chord of the set: the relation is symmetric, as both ends must agree
+ * on it. */
+static int
+in_set(const tcp_ring *g, ring_chords set, int rank)
 {
-    setup s;
-    int listener = -1, r = 0, below = 0, peer;
+    int d = (rank - g->rank + g->size) % g->size;
 
-    if (g->chord != NULL)
-        return 0;
-    start(&s, g, what, err, errlen);
-    if ((g->chord = calloc((size_t)g->size, sizeof(*g->chord))) == NULL)
-        return COLL_ENOMEM;
-    for (int k = 0; k < g->size; k++) {
-        g->chord[k].fd = -1;
-        below += k < g->rank && ring_is_chord(g, k);
-    }
-    if (g->size < 4) /* every other rank is a neighbour */
-        return 0;
-    if ((s.kv = comm_new_client()) == NULL)
-        return fail(&s, "no hvdd client (out of memory, or no rendezvous)");
-    r = listen_and_publish(&s, "-chords", &listener);
+    return ring_is_chord(g, rank) &&
+           (set == RING_CHORDS_ALL || power_of_two(d) ||
+            power_of_two(g->size - d));
+}
+
+/* A chord of the set from a lower rank that has not connected yet. */
+static int
+chord_to_accept(const setup *s, int rank)
+{
+    return rank < s->g->rank && in_set(s->g, s->set, rank) &&
+           s->g->chord[rank].fd < 0;
+}
+
+static int
+connect_set(setup *s)
+{
+    tcp_ring *g = s->g;
+    int listener = -1, r, below = 0, peer;
+    char tag[32];
+
+    for (int k = 0; k < g->rank; k++)
+        below += chord_to_accept(s, k);
+    /* a key of its own per round: all ranks make the same rounds */
+    snprintf(tag, sizeof(tag), "-chords%d", ++g->chord_rounds);
+    r = listen_and_publish(s, tag, &listener);
     for (int k = g->rank + 1; r == 0 && k < g->size; k++)
-        if (ring_is_chord(g, k))
-            r = connect_to(&s, k, "-chords", &g->chord[k].fd, g->chord[k].name,
+        if (in_set(g, s->set, k) && g->chord[k].fd < 0)
+            r = connect_to(s, k, tag, &g->chord[k].fd, g->chord[k].name,
                            sizeof(g->chord[k].name));
     for (; r == 0 && below > 0; below--) {
-        int fd = accept_wanted(&s, listener, chord_to_accept, &peer,
+        int fd = accept_wanted(s, listener, chord_to_accept, &peer,
                                "a lower rank's stream");
         if (fd < 0)
             r = COLL_ETRANSPORT;
@@ -391,6 +403,35 @@ ring_connect_chords(tcp_ring *g, const char *what, char *err, size_t errlen)
     }
     if (listener >= 0)
         close(listener);
+    return r;
+}
+
+int
+ring_connect_chords(tcp_ring *g, ring_chords set, const char *what, char *err,
+                    size_t errlen)
+{
+    setup s;
+    int r;
+
+    if (g->chords_made & (1u << set) ||
+        g->chords_made & (1u << RING_CHORDS_ALL))
+        return 0;
+    if (g->chord == NULL) {
+        if ((g->chord = calloc((size_t)g->size, sizeof(*g->chord))) == NULL)
+            return COLL_ENOMEM;
+        for (int k = 0; k < g->size; k++)
+            g->chord[k].fd = -1;
+    }
+    if (g->size < 4) { /* every other rank is a neighbour */
+        g->chords_made |= 1u << set;
+        return 0;
+    }
+    start(&s, g, what, err, errlen);
+    s.set = set;
+    if ((s.kv = comm_new_client()) == NULL)
+        return fail(&s, "no hvdd client (out of memory, or no rendezvous)");
+    if ((r = connect_set(&s)) == 0)
+        g->chords_made |= 1u << set;
     hvdd_client_free(s.kv);
     return r;
 }

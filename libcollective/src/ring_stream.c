@@ -164,6 +164,26 @@ ring_step_blocks(const tcp_ring *g, const ring_buf *b, ring_step *s,
     s->in_len = b->block_at[in + 1] - s->in;
 }
 
+void
+ring_link_between(const tcp_ring *g, int to, int from, ring_link *l)
+{
+    int right = (g->rank + 1) % g->size,
+        left = (g->rank + g->size - 1) % g->size;
+
+    if (to == right)
+        l->out = g->right, l->out_name = g->right_name;
+    else if (to == left)
+        l->out = g->left, l->out_name = g->left_name;
+    else
+        l->out = g->chord[to].fd, l->out_name = g->chord[to].name;
+    if (from == left)
+        l->in = g->left, l->in_name = g->left_name;
+    else if (from == right)
+        l->in = g->right, l->in_name = g->right_name;
+    else
+        l->in = g->chord[from].fd, l->in_name = g->chord[from].name;
+}
+
 int
 ring_run_step(tcp_ring *g, const ring_buf *b, const ring_step *s, char *err,
               size_t errlen)

@@ -61,6 +61,12 @@ typedef struct {
 } ring_link;
 int ring_run_step_on(tcp_ring *g, const ring_link *l, const ring_buf *b,
                      const ring_step *s, char *err, size_t errlen);
+/* The streams out to rank `to` and in from rank `from`: a neighbour's
+ * ring stream, either way (rank + 1 on the right stream, rank - 1 back
+ * along the left one: the ring's streams carry nothing backwards
+ * otherwise; on 2 ranks out goes right and in comes from the left), any
+ * other rank's chord (connected before). */
+void ring_link_between(const tcp_ring *g, int to, int from, ring_link *l);
 /* Before a collective: connects at first use, refuses a broken ring. */
 int ring_begin(tcp_ring *g, const char *what, char *err, size_t errlen);
 /* After one: breaks the ring after a transport failure; returns r. */

@@ -1,14 +1,15 @@
 /* A ring of plain TCP streams beside a Gloo context: rank r holds one
  * stream to rank r+1 (its right) and one from rank r-1 (its left). It
- * carries allreduce, allgather(v), broadcast and reducescatter, and the
- * small control exchanges (argument checks, barrier, fusion cycle). Why
+ * carries allreduce, allgather(v), broadcast and reducescatter. Chords,
+ * streams to ranks that are not neighbours, are added where needed: at
+ * power-of-two distances for the small control exchanges (argument
+ * checks, barrier, fusion cycle: ring_bruck.c), to every rank for
+ * alltoall(v) up to RING_MESH_RANKS ranks (Gloo keeps it beyond). Why
  * not Gloo's pairs: each of their receives is read on Gloo's epoll thread
  * and handed to the caller, and each send waits for the receiver's
  * notice; here that moved about half of what plain sockets move
  * (tests/bench/fusion prints both) and cost small operations on busy
- * cores milliseconds. alltoall(v) adds a stream to every other rank
- * (the chords) up to RING_MESH_RANKS ranks; Gloo keeps it beyond.
- * Private to libcollective. */
+ * cores milliseconds. Private to libcollective. */
 #ifndef COLL_TCP_RING_H
 #define COLL_TCP_RING_H
 
@@ -40,7 +41,9 @@ typedef struct tcp_ring {
     int broken; /* a failure closed the streams: no second connect */
     char left_name[96], right_name[96]; /* "rank 3 (10.0.0.2:41234)" */
     char *segment;                      /* RING_SEGMENT bytes to reduce in */
-    ring_peer *chord; /* size entries, once connected; NULL before */
+    ring_peer *chord;     /* size entries, once connected; NULL before */
+    unsigned chords_made; /* bit 1 << set: ring_connect_chords(set) done */
+    int chord_rounds;     /* ring_connect_chords calls so far */
 } tcp_ring;
 
 /* No I/O: every rank connects (ring_connect) at the same point of its
@@ -57,12 +60,14 @@ void ring_break(tcp_ring *g);
  * collective that connects, for errors. */
 int ring_connect(tcp_ring *g, const char *what, char *err, size_t errlen);
 
-/* The chords: a stream to each rank that is not a neighbour, for
- * alltoall, which sends to every rank directly. Every rank connects
- * them at the same point of its sequence (its first alltoall); with
+/* Chords: streams to ranks that are not neighbours. The small
+ * allgathers (ring_gather_small) need those at a power-of-two distance
+ * either way round, alltoall all of them. Every rank connects a set at
+ * the same point of its sequence (its first use of it), once; with
  * fewer than 4 ranks there are none. */
-int ring_connect_chords(tcp_ring *g, const char *what, char *err,
-                        size_t errlen);
+typedef enum { RING_CHORDS_POW2, RING_CHORDS_ALL } ring_chords;
+int ring_connect_chords(tcp_ring *g, ring_chords set, const char *what,
+                        char *err, size_t errlen);
 /* 1 when rank is neither g's rank nor a neighbour. */
 int ring_is_chord(const tcp_ring *g, int rank);
 
@@ -82,10 +87,6 @@ typedef struct {
 int ring_allreduce_pieces(tcp_ring *g, const ring_piece *piece, int n,
                           coll_dtype dt, coll_op op, char *err, size_t errlen);
 
-/* Control exchanges go on the ring up to this many ranks (its latency
- * grows by a hop per rank), on Gloo's alltoall beyond. */
-#define RING_CONTROL_RANKS 32
-
 /* alltoall(v) goes on the ring's streams and chords up to this many
  * ranks (each rank then holds at most 31 streams beside Gloo's), on
  * Gloo's alltoall(v) beyond: the chords would double each rank's
@@ -99,6 +100,12 @@ int ring_allreduce_pieces(tcp_ring *g, const ring_piece *piece, int n,
 int ring_alltoallv(tcp_ring *g, const void *send, const size_t *send_bytes,
                    void *recv, const size_t *recv_bytes, const char *what,
                    char *err, size_t errlen);
+
+/* The same in log2(size) steps, for small slots (ring_bruck.c): the
+ * control exchanges. */
+int ring_bruck_allgatherv(tcp_ring *g, const void *mine, void *all,
+                          const size_t *bytes, const char *what, char *err,
+                          size_t errlen);
 
 /* all gets one slot per rank in rank order (ring_allgather.c): this
  * rank's from mine (which may lie inside all), or, with mine NULL, as

@@ -565,9 +565,10 @@ run_alltoall(coll_comm *c)
     return 0;
 }
 
-/* A few checks, for more ranks than the TCP ring's control exchanges
- * serve (they go through Gloo then): argument checks with small data,
- * the ring allreduce, the barrier and the fusion thread's cycle. */
+/* A few checks on more ranks than alltoall(v) takes chords for (it goes
+ * through Gloo then), and than a power of two (the control exchanges'
+ * last step is short): argument checks with small data, the ring
+ * allreduce, alltoall(v), the barrier and the fusion thread's cycle. */
 static int
 run_wide(coll_comm *c)
 {
