@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "comm.h"
+#include "mono_clock.h"
 #include "device.h"
 
 #define MAX_PER_CYCLE 4096
@@ -265,8 +266,17 @@ fusion_main(void *arg)
 
     if (!mine_e || !flat || !lists || !mine || !group || !n)
         fail_all(f, COLL_ENOMEM, "out of memory");
+    double next = mono_now();
+
     while (!f->dead) {
-        sleep_ms(f->cycle_ms);
+        /* a cycle starts every cycle_ms, as Horovod's do: after one that
+         * ran groups for longer, the next starts at once */
+        double now = mono_now();
+        next += f->cycle_ms / 1e3;
+        if (next > now)
+            sleep_ms((next - now) * 1e3);
+        else
+            next = now;
         int nmine = snapshot(f, mine, mine_e, &stopping);
         if (exchange(f, mine_e, nmine, stopping, flat, n, &all_stop) != 0)
             break;
