@@ -243,6 +243,55 @@ run_ready(fusion *f, entry *const *lists, const int *n, const entry *ids,
     return ng ? run_and_finish(f, group, ng) : 0;
 }
 
+/* "1, 4 and 6" (the first few) into out. */
+static void
+name_ranks(const int *rank, int n, char *out, size_t len)
+{
+    size_t at = 0;
+
+    out[0] = '\0';
+    for (int i = 0; i < n && i < 4 && at < len; i++)
+        at += (size_t)snprintf(out + at, len - at, "%s%d",
+                               i == 0       ? ""
+                               : i == n - 1 ? " and "
+                                            : ", ",
+                               rank[i]);
+    if (n > 4 && at < len)
+        snprintf(out + at, len - at, " and %d more", n - 4);
+}
+
+/* This rank's requests that some rank has still not queued, a timeout
+ * after they were queued here, fail with COLL_EMISMATCH, naming the ranks
+ * that have not: waiting longer would be a hang (a rank that never queues
+ * the name), as a blocking call whose peers never come gives up after the
+ * timeout too. The transport is fine, so the comm stays usable; a rank
+ * that queues the name later waits for the others in vain and fails the
+ * same way. Only requests no group took this cycle are looked at: those
+ * are still pending, so not freed. */
+static void
+expire_stalled(fusion *f, entry *const *lists, const int *n, const entry *ids,
+               coll_request **mine, int nmine, int *missing)
+{
+    double now = mono_now();
+    char who[96], why[256];
+
+    for (int i = 0; i < nmine; i++) {
+        int m = 0;
+        for (int k = 0; k < f->size; k++)
+            if (k != f->rank && find(lists[k], n[k], ids[i].id) == NULL)
+                missing[m++] = k;
+        if (m == 0 || now - mine[i]->queued_at < f->timeout_s)
+            continue;
+        name_ranks(missing, m, who, sizeof(who));
+        snprintf(why, sizeof(why), "rank%s %s did not queue it within %.0f s",
+                 m > 1 ? "s" : "", who, f->timeout_s);
+        pthread_mutex_lock(&f->mu);
+        finish(f, mine[i], COLL_EMISMATCH, why);
+        pthread_cond_broadcast(&f->changed);
+        pthread_mutex_unlock(&f->mu);
+    }
+}
+
 static void
 sleep_ms(double ms)
 {
@@ -263,8 +312,9 @@ fusion_main(void *arg)
     coll_request **mine = calloc(MAX_PER_CYCLE, sizeof(*mine));
     coll_request **group = calloc(MAX_PER_CYCLE, sizeof(*group));
     int *n = calloc((size_t)f->size, sizeof(*n)), stopping, all_stop;
+    int *missing = calloc((size_t)f->size, sizeof(*missing));
 
-    if (!mine_e || !flat || !lists || !mine || !group || !n)
+    if (!mine_e || !flat || !lists || !mine || !group || !n || !missing)
         fail_all(f, COLL_ENOMEM, "out of memory");
     double next = mono_now();
 
@@ -288,6 +338,7 @@ fusion_main(void *arg)
         }
         if (run_ready(f, lists, n, mine_e, mine, nmine, group) != 0)
             break;
+        expire_stalled(f, lists, n, mine_e, mine, nmine, missing);
     }
     pthread_mutex_lock(&f->mu);
     f->stopped = 1;
@@ -299,6 +350,7 @@ fusion_main(void *arg)
     free(mine);
     free(group);
     free(n);
+    free(missing);
     return NULL;
 }
 
@@ -332,6 +384,7 @@ start(coll_comm *c)
     f->rank = c->rank;
     f->size = c->size;
     f->cycle_ms = env_double("HOROVOD_CYCLE_TIME", 1);
+    f->timeout_s = comm_timeout_ms() / 1000.0;
     f->threshold = (size_t)env_double("HOROVOD_FUSION_THRESHOLD", 64 << 20);
     snprintf(f->dev_key, sizeof(f->dev_key), "%s-fusion", c->prefix);
     if (f->threshold < 1024)
@@ -402,6 +455,7 @@ fusion_enqueue(coll_comm *c, coll_request *q)
         if (p->id == q->id)
             r = COLL_EINVAL;
     if (r == 0 && !c->fusion->dead) {
+        q->queued_at = mono_now();
         q->next = c->fusion->pending;
         c->fusion->pending = q;
     }

@@ -29,8 +29,9 @@ struct coll_request {
     coll_dtype dt;
     coll_op op;
     req_kind kind;
-    int root;      /* broadcast */
-    int on_device; /* GPU buffers: NCCL, fused in a device buffer */
+    int root;         /* broadcast */
+    int on_device;    /* GPU buffers: NCCL, fused in a device buffer */
+    double queued_at; /* mono_now() when queued, for the stall timeout */
     int done;
     int result;
     char error[256];
@@ -50,6 +51,7 @@ typedef struct fusion {
     coll_request *pending;
     double cycle_ms;
     size_t threshold; /* fusion buffer bytes */
+    double timeout_s; /* a request not queued by every rank by then fails */
     int64_t *hdrs;    /* the cycle's exchange: 2 per rank */
     size_t *bytes;    /* and each rank's entry bytes */
     int rank, size;

@@ -1,6 +1,6 @@
 /* Test worker for libcollective: every operation, type and op against a
  * reference computed here from the same formula every rank uses.
- * usage: coll_check [all | wide | alltoall | mismatch | die RANK |
+ * usage: coll_check [all | wide | alltoall | mismatch | unmatched | die RANK |
  *                    die-at-start RANK | die-streaming RANK |
  *                    die-alltoall RANK | stall-streaming RANK]
  * Prints "rank R: N checks passed" or the first failure (exit 1).
@@ -669,6 +669,25 @@ main(int argc, char **argv)
                coll_last_error(c));
         r = coll_allreduce(c, big, big, 4, COLL_DT_F32, COLL_OP_SUM);
         printf("rank %d: after: %s\n", coll_rank(c), coll_strerror(r));
+        r = 0;
+    } else if (strcmp(mode, "unmatched") == 0) {
+        /* each rank queues a name no other rank queues: after the timeout
+         * each gets an error naming the others, and the comm goes on */
+        char name[32];
+        float v = 1;
+        coll_request *q;
+        snprintf(name, sizeof(name), "only-%d", coll_rank(c));
+        r = coll_allreduce_async(c, name, &v, &v, 1, COLL_DT_F32, COLL_OP_SUM,
+                                 &q);
+        if (r == 0)
+            r = coll_wait(q);
+        printf("rank %d: unmatched: %s: %s\n", coll_rank(c), coll_strerror(r),
+               coll_last_error(c));
+        r = coll_allreduce_async(c, "everywhere", &v, &v, 1, COLL_DT_F32,
+                                 COLL_OP_SUM, &q);
+        if (r == 0)
+            r = coll_wait(q);
+        printf("rank %d: then: %s, %g\n", coll_rank(c), coll_strerror(r), v);
         r = 0;
     } else if (strcmp(mode, "die-at-start") == 0 && argc > 2) {
         /* one rank dies before any collective: the others' first one

@@ -112,6 +112,20 @@ check "stopped peer while streaming: the timeout named" \
     grep -q 'allreduce: no progress with rank .* for 3 s' "$TMP/out"
 check "stopped peer while streaming: over within 15 s ($took ms)" \
     [ "$took" -lt 15000 ]
+# each rank queues an async name no other rank queues: after the timeout
+# (2 s here) each gets an error naming the ranks that did not, instead of
+# waiting for ever, and the comm goes on
+start=$(date +%s%N)
+hvd -x HOROVOD_GLOO_TIMEOUT_SECONDS=2 -np 3 "$CHECK" unmatched
+took=$((($(date +%s%N) - start) / 1000000))
+check "unmatched async names: an error on every rank" \
+    [ "$(grep -c 'did not queue it within 2 s$' "$TMP/out")" -eq 3 ]
+check "unmatched async names: rank 0's names ranks 1 and 2" \
+    grep -q 'rank 0: unmatched: .*only-0: ranks 1 and 2 did not queue it' "$TMP/out"
+check "unmatched async names: the comm goes on" \
+    [ "$(grep -c 'then: success, 3$' "$TMP/out")" -eq 3 ]
+check "unmatched async names: over within 10 s ($took ms)" [ "$took" -lt 10000 ]
+
 # heartbeats: a stopped rank is declared dead and named; a finished one
 # that keeps running is not
 hvd --heartbeat-timeout 1 --kill-grace 1 -np 2 "$CHECK" hang
