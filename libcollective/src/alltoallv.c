@@ -38,6 +38,10 @@ disagree_apart(coll_comm *c, const size_t *send_counts,
 
     if (mine == NULL)
         return comm_fail(c, COLL_ENOMEM, "out of memory");
+    if ((r = comm_gloo(c)) != 0) {
+        free(mine);
+        return r;
+    }
     for (int i = 0; i < c->size; i++)
         mine[i] = (int64_t)send_counts[i];
     r = gb_alltoall(c->gloo, mine, theirs, sizeof(int64_t), err, sizeof(err));
@@ -174,6 +178,8 @@ coll_alltoallv(coll_comm *c, const void *send, const size_t *send_counts,
         return 0;
     }
     free(slots);
+    if (c->size > RING_MESH_RANKS && (r = comm_gloo(c)) != 0)
+        return r;
     if ((sb = malloc(sizeof(size_t) * 2 * (size_t)c->size)) == NULL)
         return comm_fail(c, COLL_ENOMEM, "out of memory");
     rb = sb + c->size;

@@ -113,6 +113,8 @@ coll_alltoall(coll_comm *c, const void *send, void *recv, size_t count,
     }
     free(slots);
     if (c->size > RING_MESH_RANKS) {
+        if ((r = comm_gloo(c)) != 0)
+            return r;
         r = gb_alltoall(c->gloo, send, recv, block, err, sizeof(err));
         return r ? comm_fail(c, r, "%s", err) : 0;
     }

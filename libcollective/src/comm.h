@@ -15,8 +15,8 @@ struct coll_comm {
     int local_rank, local_size;
     int cross_rank, cross_size;
     hvdd_client *client;         /* NULL for a job of one */
-    gloo_ctx *gloo;              /* NULL for a job of one */
-    tcp_ring *ring;              /* beside it, for large allreduces */
+    gloo_ctx *gloo;              /* once needed (comm_gloo) */
+    tcp_ring *ring;              /* NULL for a job of one */
     tcp_ring *local_ring;        /* this host's ranks, once needed */
     tcp_ring *cross_ring;        /* local_rank 0 of every host, once needed */
     char prefix[32];             /* of the global context's keys */
@@ -33,10 +33,13 @@ struct coll_comm {
 int comm_fail(coll_comm *c, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-/* Connects a job of more than one rank through hvdd and Gloo; nothing for
- * a job of one. */
+/* Connects a job of more than one rank through hvdd (the TCP ring);
+ * nothing for a job of one. */
 int comm_connect(coll_comm *c);
 void comm_disconnect(coll_comm *c);
+/* c->gloo, connected at the first call (every rank calls it at the same
+ * point of its sequence): 0, or a code with last_error set. */
+int comm_gloo(coll_comm *c);
 
 /* A client of the job's hvdd from the environment hvdrun set, or NULL
  * (out of memory, or no rendezvous address). */

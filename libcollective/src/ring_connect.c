@@ -156,8 +156,10 @@ listen_and_publish(setup *s, const char *tag, int *out)
     const char *iface = comm_iface();
     int fd;
 
-    if (!iface_address(iface, &a, &s->loopback))
-        return fail(s, "interface '%s' has no usable address", iface);
+    if (!iface_address(iface, &a, &s->loopback)) { /* HOROVOD_GLOO_IFACE */
+        fail(s, "interface '%s' has no usable address", iface);
+        return COLL_EIDENTITY;
+    }
     if ((fd = socket(a.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0)) >= 0)
         buffer_options(fd, s->loopback); /* accepted streams inherit them */
     if (fd < 0 ||

@@ -57,7 +57,8 @@ void ring_break(tcp_ring *g);
 
 /* Listens on HOROVOD_GLOO_IFACE's address, publishes it in hvdd's store,
  * connects to the right and accepts the left (ring_connect.c). what: the
- * collective that connects, for errors. */
+ * collective that connects, for errors. 0, COLL_EIDENTITY when the
+ * interface has no usable address, else COLL_ETRANSPORT. */
 int ring_connect(tcp_ring *g, const char *what, char *err, size_t errlen);
 
 /* Chords: streams to ranks that are not neighbours. The small

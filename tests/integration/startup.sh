@@ -34,6 +34,6 @@ exec "$0"' "$HELLO"
 check "unknown interface on rank 1: exit 1" [ "$RC" -eq 1 ]
 check "unknown interface on rank 1: named, with the reason" \
     grep -q "rank 1 on localhost exited with code 1" "$TMP/err"
-check "unknown interface on rank 1: Gloo's reason shown" \
-    grep -q "Unable to find address for: nosuch0" "$TMP/err"
+check "unknown interface on rank 1: the reason shown" \
+    grep -q "bad job identity in the environment: coll_init: connecting the TCP ring: interface 'nosuch0' has no usable address" "$TMP/err"
 finish
