@@ -31,6 +31,14 @@ hvd() {
     RC=$?
 }
 
+# timed_hvd ARGS...: hvd, with its wall time in $TOOK (ms).
+timed_hvd() {
+    local start
+    start=$(date +%s%N)
+    hvd "$@"
+    TOOK=$((($(date +%s%N) - start) / 1000000))
+}
+
 # Number of live processes whose command line has the marker.
 leftovers() { pgrep -f "$MARK" | wc -l; }
 
