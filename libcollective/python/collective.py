@@ -4,6 +4,8 @@
     comm = collective.Comm()          # identity from hvdrun's environment
     g = comm.allreduce(grad, op="avg")
     comm.broadcast(weights, root=0)   # in place
+    comm.allgather(x), comm.alltoall(x), comm.reducescatter(x),
+    comm.barrier(), and *_async forms of allreduce, allgather, broadcast
 
 The library is found through $COLLECTIVE_LIB, then a build tree beside
 this file (build/lib), then the system's library path.
@@ -66,6 +68,8 @@ def _load():
     lib.coll_test.argtypes = [vp, ctypes.POINTER(i)]
     lib.coll_broadcast.argtypes = [vp, vp, sz, i, i]
     lib.coll_allgather.argtypes = [vp, vp, vp, sz, i]
+    lib.coll_alltoall.argtypes = [vp, vp, vp, sz, i]
+    lib.coll_reducescatter.argtypes = [vp, vp, vp, sz, i, i]
     lib.coll_barrier.argtypes = [vp]
     lib.coll_strerror.restype = ctypes.c_char_p
     lib.coll_strerror.argtypes = [i]
@@ -207,6 +211,38 @@ class Comm:
         self._check(_lib.coll_allgather(self._c, src.ctypes.data,
                                         out.ctypes.data, src.size,
                                         _DTYPES[src.dtype]), self._c)
+        return out
+
+    def alltoall(self, array):
+        """Splits array along its first axis into one block per rank
+        (the first axis must divide by size); returns an array of the
+        same shape holding every rank's block for this rank, in rank
+        order."""
+        src = self._array(array)
+        if src.ndim == 0 or src.shape[0] % self.size:
+            raise ValueError(f"alltoall: first axis of {src.shape} does "
+                             f"not divide into {self.size} blocks")
+        out = np.empty_like(src)
+        self._check(_lib.coll_alltoall(self._c, src.ctypes.data,
+                                       out.ctypes.data, src.size // self.size,
+                                       _DTYPES[src.dtype]), self._c)
+        return out
+
+    def reducescatter(self, array, op="sum"):
+        """op over every rank's array, of which this rank gets its block:
+        its share of the rows when the first axis divides by the number
+        of ranks; else its block of the flattened array (n // ranks
+        elements of n, one more for the first n % ranks ranks)."""
+        src = self._array(array)
+        n, rank = self.size, self.rank
+        rows = src.ndim > 0 and src.shape[0] % n == 0
+        mine = src.size // n + (rank < src.size % n)
+        out = np.empty((src.shape[0] // n,) + src.shape[1:] if rows
+                       else (mine,), dtype=src.dtype)
+        self._check(_lib.coll_reducescatter(self._c, src.ctypes.data,
+                                            out.ctypes.data, src.size,
+                                            _DTYPES[src.dtype], _OPS[op]),
+                    self._c)
         return out
 
     def barrier(self):

@@ -23,6 +23,25 @@ assert g.tolist() == [[k, k * k] for k in range(n)], "allgather"
 b = np.full(5, r, dtype=np.float64)
 comm.broadcast(b, root=n - 1)
 assert (b == n - 1).all(), "broadcast"
+# alltoall: rank r sends block k (rows 2k, 2k+1) to rank k
+t = np.arange(2 * n * 3, dtype=np.int32).reshape(2 * n, 3) + 1000 * r
+got = comm.alltoall(t)
+assert got.shape == t.shape, "alltoall shape"
+for k in range(n):
+    assert np.array_equal(got[2 * k:2 * k + 2],
+                          np.arange(2 * r * 3, 2 * r * 3 + 6,
+                                    dtype=np.int32).reshape(2, 3) + 1000 * k
+                          ), f"alltoall from {k}"
+# reducescatter: rows when the first axis divides, else the flat block
+m = np.arange(4 * n * 2, dtype=np.float64).reshape(4 * n, 2) * (r + 1)
+total = np.arange(4 * n * 2, dtype=np.float64).reshape(4 * n, 2) * (
+    n * (n + 1) / 2)
+assert np.array_equal(comm.reducescatter(m), total[4 * r:4 * r + 4]), "rs"
+flat = np.arange(7 * n + 1, dtype=np.int64)
+mine = comm.reducescatter(flat, op="max")
+start = (7 * n + 1) // n * r + min(r, (7 * n + 1) % n)
+assert np.array_equal(mine, flat[start:start + len(mine)]), "rs flat"
+assert len(mine) == 7 + (r < 1), "rs flat length"
 comm.barrier()
 if n > 1:  # a job of one cannot disagree with itself
     try:
