@@ -178,7 +178,7 @@ coll_alltoallv(coll_comm *c, const void *send, const size_t *send_counts,
         return 0;
     }
     free(slots);
-    if (c->size > RING_MESH_RANKS && (r = comm_gloo(c)) != 0)
+    if (c->size > comm_mesh_ranks() && (r = comm_gloo(c)) != 0)
         return r;
     if ((sb = malloc(sizeof(size_t) * 2 * (size_t)c->size)) == NULL)
         return comm_fail(c, COLL_ENOMEM, "out of memory");
@@ -187,7 +187,7 @@ coll_alltoallv(coll_comm *c, const void *send, const size_t *send_counts,
         sb[i] = send_counts[i] * es;
         rb[i] = recv_counts[i] * es;
     }
-    if (c->size > RING_MESH_RANKS)
+    if (c->size > comm_mesh_ranks())
         r = gb_alltoallv(c->gloo, send, sb, recv, rb, err, sizeof(err));
     else
         r = ring_alltoallv(c->ring, send, sb, recv, rb, "alltoallv", err,

@@ -112,7 +112,7 @@ coll_alltoall(coll_comm *c, const void *send, void *recv, size_t count,
         return 0;
     }
     free(slots);
-    if (c->size > RING_MESH_RANKS) {
+    if (c->size > comm_mesh_ranks()) {
         if ((r = comm_gloo(c)) != 0)
             return r;
         r = gb_alltoall(c->gloo, send, recv, block, err, sizeof(err));

@@ -49,6 +49,9 @@ void comm_prefix(char *out, size_t size);
 /* HOROVOD_GLOO_IFACE and the timeout, as coll_init read them. */
 const char *comm_iface(void);
 int comm_timeout_ms(void);
+/* The most ranks alltoall(v) takes the TCP streams for, Gloo beyond:
+ * COLL_MESH_RANKS, else RING_MESH_RANKS (the same on every rank). */
+int comm_mesh_ranks(void);
 /* How the TCP ring retries a stuck stream before it sleeps in poll:
  * RING_SPIN_BUSY when this host's ranks have a CPU each, else
  * RING_SPIN_YIELD (connect.c). */

@@ -65,6 +65,12 @@ comm_timeout_ms(void)
     return (int)(env_long("HOROVOD_GLOO_TIMEOUT_SECONDS", 30) * 1000);
 }
 
+int
+comm_mesh_ranks(void)
+{
+    return (int)env_long("COLL_MESH_RANKS", RING_MESH_RANKS);
+}
+
 /* Spinning saves the sleep and wake-up in poll: 2 ranks on 2 CPUs, 8 B
  * allreduce 39 -> 7 us, 32 KiB 112 -> 26 (OpenMPI, which busy-polls:
  * 7-9 and 27). With more ranks than CPUs a busy spin takes the CPU a peer
@@ -146,7 +152,7 @@ comm_connect(coll_comm *c)
 
 /* Gloo's full mesh took 18 ms to connect on 2 ranks, 35 on 4, 97 on 8 and
  * 588 on 32 (a third of a 4-rank job that only says hello), and only
- * alltoall(v) beyond RING_MESH_RANKS ranks uses it: it is connected
+ * alltoall(v) beyond comm_mesh_ranks() ranks uses it: it is connected
  * then, by every rank at the same call. */
 int
 comm_gloo(coll_comm *c)

@@ -1,6 +1,6 @@
 // The Gloo backend: a store over hvdd, one TCP device on the interface
 // hvdd chose, and the collectives libcollective still takes from Gloo
-// (alltoall(v) beyond 32 ranks),
+// (alltoall(v) beyond COLL_MESH_RANKS ranks), connected when first needed,
 // with every exception caught here.
 #include "gloo_backend.h"
 

@@ -269,8 +269,8 @@ sent(int from, int to, size_t i)
 }
 
 /* alltoall of count doubles per block: small blocks travel with the
- * check, larger ones on the ring's streams and chords (up to 32 ranks) or
- * Gloo's alltoall (beyond). */
+ * check, larger ones on the ring's streams and chords or Gloo's alltoall
+ * (beyond COLL_MESH_RANKS). */
 static void
 check_alltoall(coll_comm *c, size_t count)
 {
@@ -565,10 +565,10 @@ run_alltoall(coll_comm *c)
     return 0;
 }
 
-/* A few checks on more ranks than alltoall(v) takes chords for (it goes
- * through Gloo then), and than a power of two (the control exchanges'
+/* A few checks on more ranks than a power of two (the control exchanges'
  * last step is short): argument checks with small data, the ring
- * allreduce, alltoall(v), the barrier and the fusion thread's cycle. */
+ * allreduce, alltoall(v) (on chords or, with COLL_MESH_RANKS below the
+ * size, on Gloo), the barrier and the fusion thread's cycle. */
 static int
 run_wide(coll_comm *c)
 {

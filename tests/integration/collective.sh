@@ -22,10 +22,13 @@ for np in 5 6; do
         [ "$RC" -eq 0 -a "$(grep -c 'checks passed$' "$TMP/out")" -eq $np ]
 done
 
-# beyond 32 ranks alltoall(v) takes Gloo's instead of the TCP ring and its
-# chords; 33 ranks also make the control exchanges' (argument checks,
-# barrier, fusion cycle) last step a short one
+# 33 ranks: the control exchanges' (argument checks, barrier, fusion
+# cycle) last step is a short one; alltoall(v) on 32 chords each, and,
+# with COLL_MESH_RANKS=32, on Gloo's full mesh
 hvd -np 33 "$CHECK" wide
+check "33 ranks: every rank passed" \
+    [ "$RC" -eq 0 -a "$(grep -c 'checks passed$' "$TMP/out")" -eq 33 ]
+hvd -x COLL_MESH_RANKS=32 -np 33 "$CHECK" wide
 check "33 ranks, alltoall(v) on Gloo: every rank passed" \
     [ "$RC" -eq 0 -a "$(grep -c 'checks passed$' "$TMP/out")" -eq 33 ]
 
