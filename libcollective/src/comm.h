@@ -113,6 +113,10 @@ void comm_reduce_to(void *dst, const void *a, const void *b, size_t n,
                     coll_dtype dt, coll_op op);
 void comm_reduce_into(void *acc, const void *x, size_t n, coll_dtype dt,
                       coll_op op);
+/* dst = (a + b) / size: avg's last step, in one pass for floats (the same
+ * bits as the sum, then comm_scale_avg). */
+void comm_sum_scaled(void *dst, const void *a, const void *b, size_t n,
+                     coll_dtype dt, int size);
 
 /* What allreduce and reducescatter (kind: DEV_ALLREDUCE or
  * DEV_REDUCESCATTER) do first: check the arguments, hand GPU buffers to

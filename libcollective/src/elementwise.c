@@ -149,6 +149,35 @@ comm_reduce_to(void *dst, const void *a, const void *b, size_t n, coll_dtype dt,
     }
 }
 
+/* One pass instead of two over the segment: the division was a separate
+ * 3% of a fused 2-rank step's samples. Each sum is rounded, then divided
+ * (or multiplied by 2^-k, exactly), as the two passes do. */
+void
+comm_sum_scaled(void *dst, const void *a, const void *b, size_t n,
+                coll_dtype dt, int size)
+{
+    int pow2 = (size & (size - 1)) == 0;
+
+    if (dt == COLL_DT_F32) {
+        float *d = dst, k = 1.0f / (float)size;
+        const float *x = a, *y = b;
+        for (size_t i = 0; i < n; i++) {
+            float s = x[i] + y[i];
+            d[i] = pow2 ? s * k : s / (float)size;
+        }
+    } else if (dt == COLL_DT_F64) {
+        double *d = dst, k = 1.0 / (double)size;
+        const double *x = a, *y = b;
+        for (size_t i = 0; i < n; i++) {
+            double s = x[i] + y[i];
+            d[i] = pow2 ? s * k : s / (double)size;
+        }
+    } else {
+        comm_reduce_to(dst, a, b, n, dt, COLL_OP_SUM);
+        comm_scale_avg(dst, n, dt, size);
+    }
+}
+
 void
 comm_reduce_into(void *acc, const void *x, size_t n, coll_dtype dt, coll_op op)
 {

@@ -84,10 +84,12 @@ reduce_segment(const ring_buf *b, const ring_step *s, const char *segment,
         gather(b, RING_SEND_SIDE, at, len, len, own);
         for (int k = 0; k < n; k++) {
             size_t count = dst[k].iov_len / b->es;
-            comm_reduce_to(dst[k].iov_base, own[k].iov_base, segment, count,
-                           s->dt, s->op);
-            if (s->scale)
-                comm_scale_avg(dst[k].iov_base, count, s->dt, size);
+            if (s->scale) /* avg: the op is the sum */
+                comm_sum_scaled(dst[k].iov_base, own[k].iov_base, segment,
+                                count, s->dt, size);
+            else
+                comm_reduce_to(dst[k].iov_base, own[k].iov_base, segment, count,
+                               s->dt, s->op);
             segment += dst[k].iov_len;
             at += dst[k].iov_len;
             len -= dst[k].iov_len;

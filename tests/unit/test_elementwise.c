@@ -144,6 +144,48 @@ START_TEST(reduce_every_type_and_op)
 }
 END_TEST
 
+/* comm_sum_scaled in one pass gives the bits of the sum then the
+ * division, for floats (spread bit patterns) and, through the two-pass
+ * fallback, integers. */
+START_TEST(sum_scaled_is_sum_then_division)
+{
+    enum { N = 20000 };
+    static const int sizes[] = {2, 3, 4, 6, 8};
+    static float fa[N], fb[N], fout[N];
+    static double da[N], db[N], dout[N];
+    int32_t ia[3] = {7, -9, 100}, ib[3] = {2, 4, 1}, iout[3];
+    uint64_t state = 7;
+
+    for (size_t i = 0; i < N; i++) {
+        uint32_t x = (uint32_t)next(&state), y = (uint32_t)next(&state);
+        uint64_t u = next(&state) << 11, v = next(&state) << 11;
+        memcpy(&fa[i], &x, sizeof(x));
+        memcpy(&fb[i], &y, sizeof(y));
+        memcpy(&da[i], &u, sizeof(u));
+        memcpy(&db[i], &v, sizeof(v));
+    }
+    for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
+        int size = sizes[s];
+        size_t bad = 0;
+        comm_sum_scaled(fout, fa, fb, N, COLL_DT_F32, size);
+        comm_sum_scaled(dout, da, db, N, COLL_DT_F64, size);
+        for (size_t i = 0; i < N; i++) {
+            volatile float fs = fa[i] + fb[i];
+            volatile double ds = da[i] + db[i];
+            float fw = fs / (float)size;
+            double dw = ds / (double)size;
+            bad += (size_t)differs(&fw, &fout[i], sizeof(fw), isnan(fw));
+            bad += (size_t)differs(&dw, &dout[i], sizeof(dw), isnan(dw));
+        }
+        ck_assert_msg(bad == 0, "size %d: %zu values differ", size, bad);
+    }
+    comm_sum_scaled(iout, ia, ib, 3, COLL_DT_I32, 3);
+    ck_assert_int_eq(iout[0], 3);
+    ck_assert_int_eq(iout[1], -1);
+    ck_assert_int_eq(iout[2], 33);
+}
+END_TEST
+
 static Suite *
 suite(void)
 {
@@ -154,6 +196,7 @@ suite(void)
     ADD(tc, avg_by_power_of_two_is_division);
     ADD(tc, avg_of_integers_and_halves);
     ADD(tc, reduce_every_type_and_op);
+    ADD(tc, sum_scaled_is_sum_then_division);
     suite_add_tcase(s, tc);
     return s;
 }
