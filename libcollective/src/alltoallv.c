@@ -1,8 +1,8 @@
 /* alltoallv: the only collective whose arguments differ by rank by
  * design, so its check compares pairs: rank i's send_counts[j] must be
- * rank j's recv_counts[i]. Up to 256 ranks every rank's counts (and, when
- * they fit, its data) travel in one exchange slot; each rank checks every
- * pair itself, so all reach the same verdict in one round trip. */
+ * rank j's recv_counts[i]. Every rank's counts (and, when they fit, its
+ * data) travel in one exchange slot; each rank checks every pair itself,
+ * so all reach the same verdict in one round trip. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,7 +15,7 @@
 #define HEAD(n) (sizeof(int64_t) * (1 + 2 * (size_t)(n)))
 
 static int64_t
-slot_count(const char *slots, int rank, size_t index)
+slot_count(const comm_slots *slots, int rank, size_t index)
 {
     int64_t v;
 
@@ -23,44 +23,9 @@ slot_count(const char *slots, int rank, size_t index)
     return v;
 }
 
-/* More ranks than fit in a slot: an alltoall of the send counts shows
- * every rank what it will get, and an alltoall of the verdicts tells
- * every rank of any disagreement, not only its victims. 1: they
- * disagree. */
-static int
-disagree_apart(coll_comm *c, const size_t *send_counts,
-               const size_t *recv_counts)
-{
-    int64_t *mine = malloc(sizeof(int64_t) * 2 * (size_t)c->size);
-    int64_t *theirs = mine ? mine + c->size : NULL, flag = 0;
-    char err[512];
-    int r;
-
-    if (mine == NULL)
-        return comm_fail(c, COLL_ENOMEM, "out of memory");
-    if ((r = comm_gloo(c)) != 0) {
-        free(mine);
-        return r;
-    }
-    for (int i = 0; i < c->size; i++)
-        mine[i] = (int64_t)send_counts[i];
-    r = gb_alltoall(c->gloo, mine, theirs, sizeof(int64_t), err, sizeof(err));
-    for (int i = 0; r == 0 && i < c->size; i++)
-        flag |= theirs[i] != (int64_t)recv_counts[i];
-    for (int i = 0; i < c->size; i++)
-        mine[i] = flag;
-    if (r == 0)
-        r = gb_alltoall(c->gloo, mine, theirs, sizeof(int64_t), err,
-                        sizeof(err));
-    for (int i = 0; r == 0 && i < c->size; i++)
-        flag |= theirs[i];
-    free(mine);
-    return r ? comm_fail(c, r, "%s", err) : (int)flag;
-}
-
 /* 1 when some pair disagrees, judged from every rank's slot. */
 static int
-disagree_in_slots(const char *slots, size_t n)
+disagree_in_slots(const comm_slots *slots, size_t n)
 {
     for (size_t i = 0; i < n; i++)
         for (size_t j = 0; j < n; j++)
@@ -70,54 +35,45 @@ disagree_in_slots(const char *slots, size_t n)
     return 0;
 }
 
+/* The slots hold the counts always, the data when it fits in what other
+ * collectives' slots carry: beyond 64 ranks the counts alone exceed it,
+ * and the slots grow to hold them (16 bytes a rank per rank). */
 int
 comm_agree_pairs(coll_comm *c, int64_t dt, const size_t *send_counts,
                  const size_t *recv_counts, const void *data, size_t bytes,
-                 char **slots)
+                 comm_slots *slots)
 {
     size_t n = (size_t)c->size, head = HEAD(n);
-    int carried = data != NULL && head + bytes <= COMM_SMALL_BYTES;
+    size_t cap = head > comm_carry_bytes(c) ? head : comm_carry_bytes(c);
+    int carried = data != NULL && head + bytes <= cap;
     int64_t *mine;
-    int r, bad;
+    int r;
 
-    *slots = NULL;
-    if (head > COMM_SMALL_BYTES) {
-        if ((r = comm_exchange(c, "alltoallv", 0, dt, 0, NULL, 0, slots)))
-            return r;
-        free(*slots);
-        *slots = NULL;
-        bad = disagree_apart(c, send_counts, recv_counts);
-    } else {
-        if ((mine = calloc(1, head + (carried ? bytes : 0))) == NULL)
-            return comm_fail(c, COLL_ENOMEM, "out of memory");
-        mine[0] = carried;
-        for (size_t i = 0; i < n; i++) {
-            mine[1 + i] = (int64_t)send_counts[i];
-            mine[1 + n + i] = (int64_t)recv_counts[i];
-        }
-        if (carried && bytes)
-            memcpy((char *)mine + head, data, bytes);
-        r = comm_exchange(c, "alltoallv", 0, dt, 0, mine,
-                          head + (carried ? bytes : 0), slots);
-        free(mine);
-        if (r != 0)
-            return r;
-        bad = disagree_in_slots(*slots, n);
+    *slots = (comm_slots){NULL, 0};
+    if ((mine = calloc(1, head + (carried ? bytes : 0))) == NULL)
+        return comm_fail(c, COLL_ENOMEM, "out of memory");
+    mine[0] = carried;
+    for (size_t i = 0; i < n; i++) {
+        mine[1 + i] = (int64_t)send_counts[i];
+        mine[1 + n + i] = (int64_t)recv_counts[i];
     }
-    if (bad == 0)
-        return 0;
-    free(*slots);
-    *slots = NULL;
-    return bad < 0 ? bad
-                   : comm_fail(c, COLL_EMISMATCH,
-                               "alltoallv: a rank's receive counts do not "
-                               "match what the others send");
+    if (carried && bytes)
+        memcpy((char *)mine + head, data, bytes);
+    r = comm_exchange_cap(c, "alltoallv", 0, dt, 0, mine,
+                          head + (carried ? bytes : 0), cap, slots);
+    free(mine);
+    if (r != 0 || !disagree_in_slots(slots, n))
+        return r;
+    comm_slots_free(slots);
+    return comm_fail(c, COLL_EMISMATCH,
+                     "alltoallv: a rank's receive counts do not match what "
+                     "the others send");
 }
 
 /* Every rank's data came with its counts: each block for this rank is
  * at its sender's offset for this rank. */
 static int
-all_carried(const char *slots, int n)
+all_carried(const comm_slots *slots, int n)
 {
     for (int i = 0; i < n; i++)
         if (slot_count(slots, i, 0) == 0)
@@ -126,7 +82,7 @@ all_carried(const char *slots, int n)
 }
 
 static void
-take_blocks(const char *slots, int n, int rank, void *recv, size_t es)
+take_blocks(const comm_slots *slots, int n, int rank, void *recv, size_t es)
 {
     size_t out = 0;
 
@@ -146,7 +102,8 @@ coll_alltoallv(coll_comm *c, const void *send, const size_t *send_counts,
                void *recv, const size_t *recv_counts, coll_dtype dt)
 {
     size_t es = coll_dtype_size(dt), total = 0, *sb, *rb;
-    char err[512], *slots;
+    comm_slots slots;
+    char err[512];
     int r;
 
     if ((r = comm_usable(c)) != 0)
@@ -172,12 +129,12 @@ coll_alltoallv(coll_comm *c, const void *send, const size_t *send_counts,
     if ((r = comm_agree_pairs(c, dt, send_counts, recv_counts, send, total * es,
                               &slots)) != 0)
         return r;
-    if (slots && all_carried(slots, c->size)) {
-        take_blocks(slots, c->size, c->rank, recv, es);
-        free(slots);
+    if (all_carried(&slots, c->size)) {
+        take_blocks(&slots, c->size, c->rank, recv, es);
+        comm_slots_free(&slots);
         return 0;
     }
-    free(slots);
+    comm_slots_free(&slots);
     if (c->size > comm_mesh_ranks() && (r = comm_gloo(c)) != 0)
         return r;
     if ((sb = malloc(sizeof(size_t) * 2 * (size_t)c->size)) == NULL)

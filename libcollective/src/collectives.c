@@ -77,7 +77,7 @@ coll_allreduce(coll_comm *c, const void *send, void *recv, size_t count,
     size_t es = coll_dtype_size(dt);
     coll_op how = op == COLL_OP_AVG ? COLL_OP_SUM : op;
     int divide = op == COLL_OP_AVG; /* after a sum, where not done yet */
-    char *slots;
+    comm_slots slots;
     int r;
 
     if (comm_reduce_begin(c, DEV_ALLREDUCE, send, recv, count, dt, op, &r))
@@ -85,8 +85,8 @@ coll_allreduce(coll_comm *c, const void *send, void *recv, size_t count,
     if ((r = comm_exchange(c, "allreduce", (int64_t)count, dt, op, send,
                            count * es, &slots)) != 0)
         return r;
-    if (count * es <= COMM_SMALL_BYTES) {
-        comm_reduce_slots(slots, c->size, recv, 0, count, dt, how);
+    if (count * es <= comm_carry_bytes(c)) {
+        comm_reduce_slots(&slots, c->size, recv, 0, count, dt, how);
     } else if (comm_hier_wanted(c)) { /* two levels: hierarchical.c */
         r = comm_hier_allreduce(c, send, recv, count, dt, how);
     } else { /* the TCP ring divides avg itself */
@@ -96,7 +96,7 @@ coll_allreduce(coll_comm *c, const void *send, void *recv, size_t count,
         if (r != 0)
             r = comm_fail(c, r, "%s", c->last_error);
     }
-    free(slots);
+    comm_slots_free(&slots);
     if (r == 0 && divide)
         comm_scale_avg(recv, count, dt, c->size);
     return r;
@@ -106,7 +106,7 @@ int
 coll_broadcast(coll_comm *c, void *buf, size_t count, coll_dtype dt, int root)
 {
     size_t es = coll_dtype_size(dt);
-    char *slots;
+    comm_slots slots;
     int r;
 
     if ((r = comm_usable(c)) != 0)
@@ -124,15 +124,15 @@ coll_broadcast(coll_comm *c, void *buf, size_t count, coll_dtype dt, int root)
     if ((r = comm_exchange(c, "broadcast", (int64_t)count, dt, root, buf,
                            count * es, &slots)) != 0)
         return r;
-    if (count * es <= COMM_SMALL_BYTES) {
+    if (count * es <= comm_carry_bytes(c)) {
         if (count)
-            memcpy(buf, comm_slot_data(slots, root), count * es);
+            memcpy(buf, comm_slot_data(&slots, root), count * es);
     } else if ((r = ring_broadcast(c->ring, buf, count * es, root,
                                    c->last_error, sizeof(c->last_error))) !=
                0) {
         r = comm_fail(c, r, "%s", c->last_error);
     }
-    free(slots);
+    comm_slots_free(&slots);
     return r;
 }
 
@@ -141,7 +141,7 @@ coll_allgather(coll_comm *c, const void *send, void *recv, size_t count,
                coll_dtype dt)
 {
     size_t es = coll_dtype_size(dt), bytes = count * es;
-    char *slots;
+    comm_slots slots;
     int r;
 
     if ((r = comm_usable(c)) != 0)
@@ -162,16 +162,16 @@ coll_allgather(coll_comm *c, const void *send, void *recv, size_t count,
     if ((r = comm_exchange(c, "allgather", (int64_t)count, dt, 0, send, bytes,
                            &slots)) != 0)
         return r;
-    if (bytes <= COMM_SMALL_BYTES) {
+    if (bytes <= comm_carry_bytes(c)) {
         /* send may lie inside recv: the slots hold copies */
         for (int i = 0; bytes && i < c->size; i++)
-            memcpy((char *)recv + bytes * i, comm_slot_data(slots, i), bytes);
+            memcpy((char *)recv + bytes * i, comm_slot_data(&slots, i), bytes);
     } else if ((r = ring_allgather(c->ring, send, recv, bytes, "allgather",
                                    c->last_error, sizeof(c->last_error))) !=
                0) {
         r = comm_fail(c, r, "%s", c->last_error);
     }
-    free(slots);
+    comm_slots_free(&slots);
     return r;
 }
 

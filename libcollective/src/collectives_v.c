@@ -46,12 +46,12 @@ coll_allgatherv(coll_comm *c, const void *send, size_t count, void *recv,
             memmove(recv, send, count * es);
         return 0;
     }
-    /* every part up to 4 KiB (the same answer on every rank that agrees
+    /* every part small enough (the same answer on every rank that agrees
      * on counts): the check's exchange carries the data */
     int small = 1;
-    char *slots;
+    comm_slots slots;
     for (int i = 0; i < c->size; i++)
-        small &= counts[i] * es <= COMM_SMALL_BYTES;
+        small &= counts[i] * es <= comm_carry_bytes(c);
     if ((r = comm_exchange(c, "allgatherv", (int64_t)total, dt,
                            comm_digest(counts, c->size), send, count * es,
                            &slots)) != 0)
@@ -60,12 +60,12 @@ coll_allgatherv(coll_comm *c, const void *send, size_t count, void *recv,
         size_t off = 0;
         for (int i = 0; i < c->size; off += counts[i++] * es)
             if (counts[i])
-                memcpy((char *)recv + off, comm_slot_data(slots, i),
+                memcpy((char *)recv + off, comm_slot_data(&slots, i),
                        counts[i] * es);
-        free(slots);
+        comm_slots_free(&slots);
         return 0;
     }
-    free(slots);
+    comm_slots_free(&slots);
     if ((bytes = malloc(sizeof(*bytes) * (size_t)c->size)) == NULL)
         return comm_fail(c, COLL_ENOMEM, "out of memory");
     for (int i = 0; i < c->size; i++)
@@ -100,18 +100,18 @@ coll_alltoall(coll_comm *c, const void *send, void *recv, size_t count,
         return 0;
     }
     size_t block = count * es, all = block * (size_t)c->size;
-    char *slots;
+    comm_slots slots;
     if ((r = comm_exchange(c, "alltoall", (int64_t)count, dt, 0, send, all,
                            &slots)) != 0)
         return r;
-    if (all <= COMM_SMALL_BYTES) { /* the exchange carried every block */
+    if (all <= comm_carry_bytes(c)) { /* the exchange carried every block */
         for (int i = 0; block && i < c->size; i++)
             memcpy((char *)recv + block * i,
-                   comm_slot_data(slots, i) + block * c->rank, block);
-        free(slots);
+                   comm_slot_data(&slots, i) + block * c->rank, block);
+        comm_slots_free(&slots);
         return 0;
     }
-    free(slots);
+    comm_slots_free(&slots);
     if (c->size > comm_mesh_ranks()) {
         if ((r = comm_gloo(c)) != 0)
             return r;
@@ -144,7 +144,7 @@ coll_reducescatter(coll_comm *c, const void *send, void *recv, size_t count,
 {
     size_t es = coll_dtype_size(dt), start, len;
     coll_op how = op == COLL_OP_AVG ? COLL_OP_SUM : op;
-    char *slots;
+    comm_slots slots;
     int r;
 
     if (comm_reduce_begin(c, DEV_REDUCESCATTER, send, recv, count, dt, op, &r))
@@ -153,8 +153,8 @@ coll_reducescatter(coll_comm *c, const void *send, void *recv, size_t count,
     if ((r = comm_exchange(c, "reducescatter", (int64_t)count, dt, op, send,
                            count * es, &slots)) != 0)
         return r;
-    if (count * es <= COMM_SMALL_BYTES) {
-        comm_reduce_slots(slots, c->size, recv, start, len, dt, how);
+    if (count * es <= comm_carry_bytes(c)) {
+        comm_reduce_slots(&slots, c->size, recv, start, len, dt, how);
         if (op == COLL_OP_AVG)
             comm_scale_avg(recv, len, dt, c->size);
     } else if ((r = ring_reducescatter(c->ring, send, recv, count, dt, op,
@@ -162,6 +162,6 @@ coll_reducescatter(coll_comm *c, const void *send, void *recv, size_t count,
                0) {
         r = comm_fail(c, r, "%s", c->last_error);
     }
-    free(slots);
+    comm_slots_free(&slots);
     return r;
 }

@@ -78,18 +78,27 @@ int comm_hier_allreduce(coll_comm *c, const void *send, void *recv,
 
 /* The first step of the blocking collectives (exchange.c): one
  * allgather of a fixed-size slot per rank with its arguments (a, b, d)
- * and, up to COMM_SMALL_BYTES, its data. 0 with *slots (malloc'd, the
- * caller frees it; rank i's data at comm_slot_data(*slots, i)) when every
- * rank passed the same arguments; COLL_EMISMATCH on every rank if not. */
-#define COMM_SMALL_BYTES 4096
+ * and, up to comm_carry_bytes(c) (4 KiB), its data. 0 with *slots (the caller
+ * frees them with comm_slots_free; rank i's data at comm_slot_data(slots,
+ * i)) when every rank passed the same arguments; COLL_EMISMATCH on every
+ * rank if not. comm_exchange_cap: slots that carry up to cap bytes. */
+typedef struct {
+    char *all;
+    size_t stride; /* bytes from one rank's slot to the next */
+} comm_slots;
+size_t comm_carry_bytes(const coll_comm *c);
 /* An allgather of one small slot of bytes per rank (this rank's filled
  * in at all + bytes * rank), in log2(size) steps on the ring's streams
  * and chords (ring_bruck_allgatherv). Errors in err start with what. */
 int comm_allgather_slots(tcp_ring *ring, void *all, size_t bytes,
                          const char *what, char *err, size_t errlen);
 int comm_exchange(coll_comm *c, const char *what, int64_t a, int64_t b,
-                  int64_t d, const void *data, size_t bytes, char **slots);
-const char *comm_slot_data(const char *slots, int rank);
+                  int64_t d, const void *data, size_t bytes, comm_slots *slots);
+int comm_exchange_cap(coll_comm *c, const char *what, int64_t a, int64_t b,
+                      int64_t d, const void *data, size_t bytes, size_t cap,
+                      comm_slots *slots);
+const char *comm_slot_data(const comm_slots *slots, int rank);
+void comm_slots_free(comm_slots *slots);
 /* Rank r's block of a reducescatter of count elements: count / size,
  * one more for the first count % size ranks; returns where it starts. */
 size_t comm_block_start(size_t count, int size, int r, size_t *len);
@@ -98,15 +107,15 @@ int64_t comm_digest(const size_t *counts, int n);
 /* alltoallv's check across ranks (alltoallv.c; dt as the exchange
  * compares it): each rank's recv_counts[r] must be rank r's
  * send_counts[rank]; 0, or COLL_EMISMATCH on every rank. data (bytes;
- * NULL: none) travels with the counts when it fits; then *slots (or
- * NULL; the caller frees it) holds every rank's counts and data. */
+ * NULL: none) travels with the counts when it fits; then *slots (the
+ * caller frees them) hold every rank's counts and data. */
 int comm_agree_pairs(coll_comm *c, int64_t dt, const size_t *send_counts,
                      const size_t *recv_counts, const void *data, size_t bytes,
-                     char **slots);
+                     comm_slots *slots);
 /* Elements start .. start + len of every rank's slot data, reduced in
  * rank order into out (the same bits on every rank). */
-void comm_reduce_slots(const char *slots, int size, void *out, size_t start,
-                       size_t len, coll_dtype dt, coll_op op);
+void comm_reduce_slots(const comm_slots *slots, int size, void *out,
+                       size_t start, size_t len, coll_dtype dt, coll_op op);
 /* dst = a op b, elementwise, for every type (op is not avg; dst may be
  * a); comm_reduce_into: acc = acc op x. */
 void comm_reduce_to(void *dst, const void *a, const void *b, size_t n,

@@ -112,7 +112,7 @@ static int
 agree(coll_comm *c, const dev_op *o, const char *what)
 {
     int64_t a = (int64_t)o->count, d = 0, dt = o->dt + DEV_ON_DEVICE;
-    char *slots;
+    comm_slots slots;
     int r;
 
     if (c->size == 1)
@@ -135,14 +135,14 @@ agree(coll_comm *c, const dev_op *o, const char *what)
         break;
     case DEV_ALLTOALLV:
         r = comm_agree_pairs(c, dt, o->counts, o->rcounts, NULL, 0, &slots);
-        free(slots);
+        comm_slots_free(&slots);
         return r;
     default:
         break;
     }
     if ((r = comm_exchange(c, what, a, dt, d, NULL, 0, &slots)) != 0)
         return r;
-    free(slots);
+    comm_slots_free(&slots);
     return 0;
 }
 

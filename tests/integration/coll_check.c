@@ -574,6 +574,9 @@ run_wide(coll_comm *c)
 {
     check_allreduce(c, COLL_DT_F32, COLL_OP_SUM, 7, 0);
     check_allreduce(c, COLL_DT_F64, COLL_OP_AVG, 3001, 1);
+    /* the check carries 4 KiB a rank: around that */
+    check_allreduce(c, COLL_DT_F64, COLL_OP_SUM, 512, 0);
+    check_allreduce(c, COLL_DT_F64, COLL_OP_MAX, 513, 1);
     check_broadcast_allgather(c, 7);
     check_alltoall(c, 1000);
     check_alltoallv(c, 600);
