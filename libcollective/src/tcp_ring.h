@@ -1,6 +1,7 @@
-/* A ring of plain TCP streams beside a Gloo context: rank r holds one
- * stream to rank r+1 (its right) and one from rank r-1 (its left). It
- * carries allreduce, allgather(v), broadcast and reducescatter. Chords,
+/* A ring of plain TCP streams (Gloo's mesh is made beside it only when
+ * needed): rank r holds one stream to rank r+1 (its right) and one from
+ * rank r-1 (its left). It carries allreduce, allgather(v), broadcast and
+ * reducescatter. Chords,
  * streams to ranks that are not neighbours, are added where needed: at
  * power-of-two distances for the small control exchanges (argument
  * checks, barrier, fusion cycle: ring_bruck.c), to every rank for
@@ -17,7 +18,7 @@
 
 #include "collective.h"
 
-/* A stream to a rank that is not a neighbour (for alltoall). */
+/* A stream to a rank that is not a neighbour: a chord. */
 typedef struct {
     int fd; /* -1: none */
     char name[96];
@@ -51,8 +52,9 @@ typedef struct tcp_ring {
  * memory. */
 tcp_ring *ring_new(const char *prefix, int rank, int size, ring_spin spin);
 void ring_free(tcp_ring *g);
-/* Closes both streams after a failure, so that the neighbours fail at
- * once too (and theirs after them) instead of waiting out the timeout. */
+/* Closes its streams and chords after a failure, so that the peers fail
+ * at once too (and theirs after them) instead of waiting out the
+ * timeout. */
 void ring_break(tcp_ring *g);
 
 /* Listens on HOROVOD_GLOO_IFACE's address, publishes it in hvdd's store,
@@ -62,7 +64,7 @@ void ring_break(tcp_ring *g);
 int ring_connect(tcp_ring *g, const char *what, char *err, size_t errlen);
 
 /* Chords: streams to ranks that are not neighbours. The small
- * allgathers (ring_gather_small) need those at a power-of-two distance
+ * allgathers (ring_bruck_allgatherv) need those at a power-of-two distance
  * either way round, alltoall all of them. Every rank connects a set at
  * the same point of its sequence (its first use of it), once; with
  * fewer than 4 ranks there are none. */
@@ -104,8 +106,9 @@ int ring_alltoallv(tcp_ring *g, const void *send, const size_t *send_bytes,
                    void *recv, const size_t *recv_bytes, const char *what,
                    char *err, size_t errlen);
 
-/* The same in log2(size) steps, for small slots (ring_bruck.c): the
- * control exchanges. */
+/* An allgatherv (as ring_allgatherv below) in log2(size) steps on the
+ * ring's streams and power-of-two chords, for small slots
+ * (ring_bruck.c): the control exchanges. */
 int ring_bruck_allgatherv(tcp_ring *g, const void *mine, void *all,
                           const size_t *bytes, const char *what, char *err,
                           size_t errlen);
