@@ -460,6 +460,9 @@ run_all(coll_comm *c)
                 continue; /* 11^4 does not fit in 8 bits */
             for (size_t s = 0; s < 4; s++)
                 check_allreduce(c, dts[d], op, sizes[s], s % 2);
+            /* recursive doubling: above what the check carries, up to
+             * 64 KiB */
+            check_allreduce(c, dts[d], op, 7001, op % 2);
             /* the ring: blocks of several 256 KiB segments for the wider
              * types, a count no rank count divides */
             check_allreduce(c, dts[d], op, 300007, op % 2);
@@ -486,6 +489,7 @@ run_all(coll_comm *c)
     check_alltoallv(c, 1000003);
     check_half(c, COLL_DT_F16, 300);
     check_half(c, COLL_DT_BF16, 300);
+    check_half(c, COLL_DT_F16, 5003); /* recursive doubling */
     check_half(c, COLL_DT_F16, 200003);
     check_half(c, COLL_DT_BF16, 200003);
     check_async(c);
