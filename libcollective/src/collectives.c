@@ -89,13 +89,9 @@ coll_allreduce(coll_comm *c, const void *send, void *recv, size_t count,
         comm_reduce_slots(&slots, c->size, recv, 0, count, dt, how);
     } else if (comm_hier_wanted(c)) { /* two levels: hierarchical.c */
         r = comm_hier_allreduce(c, send, recv, count, dt, how);
-    } else { /* recursive doubling up to 64 KiB, else the ring; both
-                divide avg themselves */
-        r = count * es <= RING_DOUBLING_BYTES
-                ? ring_allreduce_doubling(c->ring, send, recv, count, dt, op,
-                                          c->last_error, sizeof(c->last_error))
-                : ring_allreduce(c->ring, send, recv, count, dt, op,
-                                 c->last_error, sizeof(c->last_error));
+    } else { /* the TCP ring (or its recursive doubling) divides avg */
+        r = ring_allreduce(c->ring, send, recv, count, dt, op, c->last_error,
+                           sizeof(c->last_error));
         divide = 0;
         if (r != 0)
             r = comm_fail(c, r, "%s", c->last_error);

@@ -6,7 +6,12 @@
  * is done there too, on the step that completes a block. A large buffer
  * goes in chunks of RING_CHUNK_BLOCK bytes per rank, one after another,
  * each a whole reduce-scatter and allgather: a block reduced in the first
- * half is still in cache when it goes out in the second. */
+ * half is still in cache when it goes out in the second. Up to
+ * RING_DOUBLING_BYTES, recursive doubling takes fewer steps
+ * (ring_doubling.c): fused groups that small are packed for it. */
+#include <stdlib.h>
+#include <string.h>
+
 #include "comm.h"
 #include "ring_stream.h"
 
@@ -50,6 +55,30 @@ allreduce_steps(tcp_ring *g, const ring_buf *b, coll_dtype dt, coll_op op,
     return r ? r : ring_allgather_steps(g, b, g->rank + 1, err, errlen);
 }
 
+/* A fused group small enough for recursive doubling: packed into one
+ * buffer (at most RING_DOUBLING_BYTES) and unpacked after. */
+static int
+doubling_packed(tcp_ring *g, const ring_piece *piece, int n, size_t count,
+                coll_dtype dt, coll_op op, char *err, size_t errlen)
+{
+    size_t es = coll_dtype_size(dt), at = 0;
+    char *buf = malloc(count * es + 1);
+    int r;
+
+    if (buf == NULL)
+        return COLL_ENOMEM;
+    for (int k = 0; k < n; at += piece[k++].count * es)
+        if (piece[k].count)
+            memcpy(buf + at, piece[k].send, piece[k].count * es);
+    r = ring_allreduce_doubling(g, buf, buf, count, dt, op, err, errlen);
+    at = 0;
+    for (int k = 0; r == 0 && k < n; at += piece[k++].count * es)
+        if (piece[k].count)
+            memcpy(piece[k].recv, buf + at, piece[k].count * es);
+    free(buf);
+    return r;
+}
+
 int
 ring_allreduce_pieces(tcp_ring *g, const ring_piece *piece, int n,
                       coll_dtype dt, coll_op op, char *err, size_t errlen)
@@ -58,10 +87,15 @@ ring_allreduce_pieces(tcp_ring *g, const ring_piece *piece, int n,
     ring_buf b;
     int r;
 
-    if (ring_buf_init(&b, piece, n, es, g->size, "allreduce") != 0)
-        return COLL_ENOMEM;
     for (int k = 0; k < n; k++)
         count += piece[k].count;
+    if (count && count * es <= RING_DOUBLING_BYTES)
+        return n == 1
+                   ? ring_allreduce_doubling(g, piece[0].send, piece[0].recv,
+                                             count, dt, op, err, errlen)
+                   : doubling_packed(g, piece, n, count, dt, op, err, errlen);
+    if (ring_buf_init(&b, piece, n, es, g->size, "allreduce") != 0)
+        return COLL_ENOMEM;
     chunk = RING_CHUNK_BLOCK * (size_t)g->size / es;
     r = ring_begin(g, b.what, err, errlen);
     for (size_t at = 0; r == 0 && at < count; at += chunk) {

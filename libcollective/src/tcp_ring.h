@@ -75,7 +75,8 @@ int ring_connect_chords(tcp_ring *g, ring_chords set, const char *what,
 int ring_is_chord(const tcp_ring *g, int rank);
 
 /* recv = op over every rank's send (send may be recv; avg divides),
- * connecting first if needed (ring_allreduce.c). 0, or COLL_ETRANSPORT
+ * connecting first if needed (ring_allreduce.c; up to RING_DOUBLING_BYTES
+ * by recursive doubling). 0, or COLL_ETRANSPORT
  * with the failing peer named in err. */
 int ring_allreduce(tcp_ring *g, const void *send, void *recv, size_t count,
                    coll_dtype dt, coll_op op, char *err, size_t errlen);
