@@ -1,7 +1,7 @@
 /* Allgathers on the TCP ring: size - 1 steps, each a send and a receive
  * made in this thread, every rank sending each block once: for the data
- * of allgather(v). The small control exchanges take ring_bruck.c's
- * log2(size) steps instead. */
+ * of allgather(v) above RING_BRUCK_BYTES. Below it, and for the control
+ * exchanges, ring_bruck.c's log2(size) steps. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,6 +18,8 @@ ring_allgatherv(tcp_ring *g, const void *mine, void *all, const size_t *bytes,
 
     for (int k = 0; k < g->size; k++)
         whole.count += bytes[k];
+    if (whole.count <= RING_BRUCK_BYTES)
+        return ring_bruck_allgatherv(g, mine, all, bytes, what, err, errlen);
     if (ring_buf_init(&b, &whole, 1, 1, g->size, what) != 0)
         return COLL_ENOMEM;
     for (int k = 0; k < g->size; k++)

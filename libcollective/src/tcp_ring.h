@@ -124,6 +124,13 @@ int ring_bruck_allgatherv(tcp_ring *g, const void *mine, void *all,
                           const size_t *bytes, const char *what, char *err,
                           size_t errlen);
 
+/* ring_allgatherv takes ring_bruck_allgatherv's log2(size) steps up to
+ * this many bytes in all. coll_bench allgather, µs, ring against Bruck
+ * (2 cores): 64 KiB on 4 ranks 136 / 84, on 8 411 / 224; 4 MiB on 8
+ * ranks 4776 / 4447; 8 MiB on 8 ranks 9660 / 11171 (on 4 ranks Bruck
+ * stayed ahead up to 64 MiB; on 2 they are one step, the same). */
+#define RING_BRUCK_BYTES (4u << 20)
+
 /* all gets one slot per rank in rank order (ring_allgather.c): this
  * rank's from mine (which may lie inside all), or, with mine NULL, as
  * the caller filled it in. bytes[k]: rank k's slot; ring_allgather:

@@ -333,6 +333,33 @@ check_alltoallv(coll_comm *c, size_t base)
     checks++;
 }
 
+/* allgatherv of uneven parts of about base doubles: in log2(size) steps
+ * up to 4 MiB in all, round the ring beyond */
+static void
+check_allgatherv(coll_comm *c, size_t base)
+{
+    int rank = coll_rank(c), n = coll_size(c), r;
+    size_t counts[64], total = 0, off = 0;
+    double *in, *out;
+
+    for (int k = 0; k < n; k++)
+        total += counts[k] = base + 37 * (size_t)k;
+    in = malloc(counts[rank] * sizeof(double));
+    out = malloc(total * sizeof(double));
+    for (size_t i = 0; i < counts[rank]; i++)
+        in[i] = sent(rank, 0, i);
+    if ((r = coll_allgatherv(c, in, counts[rank], out, counts, COLL_DT_F64)))
+        FAIL("allgatherv %zu: %s", base, coll_last_error(c));
+    for (int k = 0; k < n; off += counts[k++])
+        for (size_t i = 0; i < counts[k]; i++)
+            if (out[off + i] != sent(k, 0, i))
+                FAIL("allgatherv %zu: rank %d [%zu] = %g", base, k, i,
+                     out[off + i]);
+    free(in);
+    free(out);
+    checks++;
+}
+
 /* The op of async request i: sum, avg and max. Only neighbours (in rank
  * 0's order) of one op fuse, so the ops come in runs along that order:
  * rank 0 queues request i = 7k mod 40 k-th, so k = 23i mod 40. */
@@ -487,6 +514,8 @@ run_all(coll_comm *c)
     check_alltoallv(c, 0);
     check_alltoallv(c, 600);
     check_alltoallv(c, 1000003);
+    check_allgatherv(c, 1000);
+    check_allgatherv(c, 300000); /* above 4 MiB in all */
     check_half(c, COLL_DT_F16, 300);
     check_half(c, COLL_DT_BF16, 300);
     check_half(c, COLL_DT_F16, 5003); /* recursive doubling */
