@@ -44,7 +44,7 @@ comm_agree_pairs(coll_comm *c, int64_t dt, const size_t *send_counts,
                  comm_slots *slots)
 {
     size_t n = (size_t)c->size, head = HEAD(n);
-    size_t cap = head > comm_carry_bytes(c) ? head : comm_carry_bytes(c);
+    size_t cap = head > COMM_SMALL_BYTES ? head : COMM_SMALL_BYTES;
     int carried = data != NULL && head + bytes <= cap;
     int64_t *mine;
     int r;

@@ -85,7 +85,7 @@ coll_allreduce(coll_comm *c, const void *send, void *recv, size_t count,
     if ((r = comm_exchange(c, "allreduce", (int64_t)count, dt, op, send,
                            count * es, &slots)) != 0)
         return r;
-    if (count * es <= comm_carry_bytes(c)) {
+    if (count * es <= COMM_SMALL_BYTES) {
         comm_reduce_slots(&slots, c->size, recv, 0, count, dt, how);
     } else if (comm_hier_wanted(c)) { /* two levels: hierarchical.c */
         r = comm_hier_allreduce(c, send, recv, count, dt, how);
@@ -124,7 +124,7 @@ coll_broadcast(coll_comm *c, void *buf, size_t count, coll_dtype dt, int root)
     if ((r = comm_exchange(c, "broadcast", (int64_t)count, dt, root, buf,
                            count * es, &slots)) != 0)
         return r;
-    if (count * es <= comm_carry_bytes(c)) {
+    if (count * es <= COMM_SMALL_BYTES) {
         if (count)
             memcpy(buf, comm_slot_data(&slots, root), count * es);
     } else if ((r = ring_broadcast(c->ring, buf, count * es, root,
@@ -162,7 +162,7 @@ coll_allgather(coll_comm *c, const void *send, void *recv, size_t count,
     if ((r = comm_exchange(c, "allgather", (int64_t)count, dt, 0, send, bytes,
                            &slots)) != 0)
         return r;
-    if (bytes <= comm_carry_bytes(c)) {
+    if (bytes <= COMM_SMALL_BYTES) {
         /* send may lie inside recv: the slots hold copies */
         for (int i = 0; bytes && i < c->size; i++)
             memcpy((char *)recv + bytes * i, comm_slot_data(&slots, i), bytes);

@@ -51,7 +51,7 @@ coll_allgatherv(coll_comm *c, const void *send, size_t count, void *recv,
     int small = 1;
     comm_slots slots;
     for (int i = 0; i < c->size; i++)
-        small &= counts[i] * es <= comm_carry_bytes(c);
+        small &= counts[i] * es <= COMM_SMALL_BYTES;
     if ((r = comm_exchange(c, "allgatherv", (int64_t)total, dt,
                            comm_digest(counts, c->size), send, count * es,
                            &slots)) != 0)
@@ -104,7 +104,7 @@ coll_alltoall(coll_comm *c, const void *send, void *recv, size_t count,
     if ((r = comm_exchange(c, "alltoall", (int64_t)count, dt, 0, send, all,
                            &slots)) != 0)
         return r;
-    if (all <= comm_carry_bytes(c)) { /* the exchange carried every block */
+    if (all <= COMM_SMALL_BYTES) { /* the exchange carried every block */
         for (int i = 0; block && i < c->size; i++)
             memcpy((char *)recv + block * i,
                    comm_slot_data(&slots, i) + block * c->rank, block);
@@ -153,7 +153,7 @@ coll_reducescatter(coll_comm *c, const void *send, void *recv, size_t count,
     if ((r = comm_exchange(c, "reducescatter", (int64_t)count, dt, op, send,
                            count * es, &slots)) != 0)
         return r;
-    if (count * es <= comm_carry_bytes(c)) {
+    if (count * es <= COMM_SMALL_BYTES) {
         comm_reduce_slots(&slots, c->size, recv, start, len, dt, how);
         if (op == COLL_OP_AVG)
             comm_scale_avg(recv, len, dt, c->size);
