@@ -184,11 +184,7 @@ coll_barrier(coll_comm *c)
         return r;
     if (c->size == 1)
         return 0;
-    char *bytes = calloc((size_t)c->size, 1); /* an allgather of a byte each */
-    r = bytes ? comm_allgather_slots(c->ring, bytes, 1, "barrier",
-                                     c->last_error, sizeof(c->last_error))
-              : COLL_ENOMEM;
-    free(bytes);
+    r = comm_barrier(c, "barrier");
     return r ? comm_fail(c, r, "%s", c->last_error) : 0;
 }
 

@@ -118,11 +118,9 @@ coll_alltoall(coll_comm *c, const void *send, void *recv, size_t count,
         r = gb_alltoall(c->gloo, send, recv, block, err, sizeof(err));
         return r ? comm_fail(c, r, "%s", err) : 0;
     }
-    size_t *each = malloc(sizeof(*each) * (size_t)c->size);
+    size_t *each = ring_each(c->size, block);
     if (each == NULL)
         return comm_fail(c, COLL_ENOMEM, "out of memory");
-    for (int i = 0; i < c->size; i++)
-        each[i] = block;
     r = ring_alltoallv(c->ring, send, each, recv, each, "alltoall", err,
                        sizeof(err));
     free(each);

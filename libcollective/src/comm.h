@@ -97,6 +97,9 @@ typedef struct {
  * and chords (ring_bruck_allgatherv). Errors in err start with what. */
 int comm_allgather_slots(tcp_ring *ring, void *all, size_t bytes,
                          const char *what, char *err, size_t errlen);
+/* A barrier on c's ring: an allgather of a byte each. 0, or a code with
+ * c->last_error set (starting with what). */
+int comm_barrier(coll_comm *c, const char *what);
 int comm_exchange(coll_comm *c, const char *what, int64_t a, int64_t b,
                   int64_t d, const void *data, size_t bytes, comm_slots *slots);
 int comm_exchange_cap(coll_comm *c, const char *what, int64_t a, int64_t b,

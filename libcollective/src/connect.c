@@ -101,20 +101,6 @@ comm_new_client(void)
                            comm_timeout_ms() / 1000.0);
 }
 
-/* A barrier ends the set-up, as in Horovod: coll_init returns once every
- * rank has connected (and the control exchanges' chords are up). */
-static int
-all_connected(coll_comm *c)
-{
-    char *bytes = calloc((size_t)c->size, 1);
-    int r = bytes ? comm_allgather_slots(c->ring, bytes, 1, "coll_init",
-                                         c->last_error, sizeof(c->last_error))
-                  : COLL_ENOMEM;
-
-    free(bytes);
-    return r;
-}
-
 int
 comm_connect(coll_comm *c)
 {
@@ -145,7 +131,9 @@ comm_connect(coll_comm *c)
     if (r == 0 && (r = ring_connect(c->ring, "coll_init", c->last_error,
                                     sizeof(c->last_error))) == COLL_ETRANSPORT)
         r = COLL_ERENDEZVOUS;
-    if (r == 0 && all_connected(c) != 0)
+    /* a barrier ends the set-up, as in Horovod: coll_init returns once
+     * every rank has connected (and the control exchanges' chords are up) */
+    if (r == 0 && comm_barrier(c, "coll_init") != 0)
         r = COLL_ERENDEZVOUS;
     return r ? r : comm_register(c, addr, (int)port, getenv("HVDD_TOKEN"));
 }

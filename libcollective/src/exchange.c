@@ -32,15 +32,25 @@ int
 comm_allgather_slots(tcp_ring *ring, void *all, size_t bytes, const char *what,
                      char *err, size_t errlen)
 {
-    size_t *each = malloc(sizeof(*each) * (size_t)ring->size);
+    size_t *each = ring_each(ring->size, bytes);
     int r;
 
     if (each == NULL)
         return COLL_ENOMEM;
-    for (int k = 0; k < ring->size; k++)
-        each[k] = bytes;
     r = ring_bruck_allgatherv(ring, NULL, all, each, what, err, errlen);
     free(each);
+    return r;
+}
+
+int
+comm_barrier(coll_comm *c, const char *what)
+{
+    char *bytes = calloc((size_t)c->size, 1);
+    int r = bytes ? comm_allgather_slots(c->ring, bytes, 1, what, c->last_error,
+                                         sizeof(c->last_error))
+                  : COLL_ENOMEM;
+
+    free(bytes);
     return r;
 }
 

@@ -32,17 +32,25 @@ ring_allgatherv(tcp_ring *g, const void *mine, void *all, const size_t *bytes,
     return ring_end(g, r);
 }
 
+size_t *
+ring_each(int size, size_t bytes)
+{
+    size_t *each = malloc(sizeof(*each) * (size_t)size);
+
+    for (int k = 0; each && k < size; k++)
+        each[k] = bytes;
+    return each;
+}
+
 int
 ring_allgather(tcp_ring *g, const void *mine, void *all, size_t bytes,
                const char *what, char *err, size_t errlen)
 {
-    size_t *each = malloc(sizeof(*each) * (size_t)g->size);
+    size_t *each = ring_each(g->size, bytes);
     int r;
 
     if (each == NULL)
         return COLL_ENOMEM;
-    for (int k = 0; k < g->size; k++)
-        each[k] = bytes;
     r = ring_allgatherv(g, mine, all, each, what, err, errlen);
     free(each);
     return r;

@@ -138,6 +138,9 @@ int ring_bruck_allgatherv(tcp_ring *g, const void *mine, void *all,
 int ring_allgatherv(tcp_ring *g, const void *mine, void *all,
                     const size_t *bytes, const char *what, char *err,
                     size_t errlen);
+/* size entries of bytes each (malloc'd; NULL when out of memory): the
+ * sizes for the forms whose slots are all one size. */
+size_t *ring_each(int size, size_t bytes);
 int ring_allgather(tcp_ring *g, const void *mine, void *all, size_t bytes,
                    const char *what, char *err, size_t errlen);
 /* recv = block rank of op over every rank's send, blocks as
