@@ -66,8 +66,7 @@ ring_alltoallv(tcp_ring *g, const void *send, const size_t *send_bytes,
     if (recv_bytes[g->rank])
         memcpy((char *)recv + recv_at[g->rank],
                (const char *)send + send_at[g->rank], recv_bytes[g->rank]);
-    if ((r = ring_begin(g, what, err, errlen)) == 0 &&
-        (r = ring_connect_chords(g, RING_CHORDS_ALL, what, err, errlen)) == 0)
+    if ((r = ring_begin_chords(g, RING_CHORDS_ALL, what, err, errlen)) == 0)
         r = exchange(g, &b, send_at, recv_at, err, errlen);
     ring_buf_free(&b);
     free(send_at);

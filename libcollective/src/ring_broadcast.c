@@ -21,7 +21,6 @@ tree(tcp_ring *g, const ring_buf *b, size_t bytes, int place, int root,
         top *= 2;
     for (int d = top; r == 0 && d >= 1; d /= 2) {
         ring_step s = {.out_side = RING_RECV_SIDE};
-        ring_link l;
         int peer;
         if (place % (2 * d) == 0 && place + d < p) {
             s.out_len = bytes;
@@ -32,8 +31,7 @@ tree(tcp_ring *g, const ring_buf *b, size_t bytes, int place, int root,
         } else {
             continue;
         }
-        ring_link_between(g, peer, peer, &l);
-        r = ring_run_step_on(g, &l, b, &s, err, errlen);
+        r = ring_step_with(g, peer, b, &s, err, errlen);
     }
     return r;
 }
@@ -53,13 +51,13 @@ ring_broadcast(tcp_ring *g, void *buf, size_t bytes, int root, char *err,
 
     if (ring_buf_init(&b, &whole, 1, 1, g->size, "broadcast") != 0)
         return COLL_ENOMEM;
-    if ((r = ring_begin(g, b.what, err, errlen)) == 0 &&
-        bytes <= RING_TREE_BYTES &&
-        (r = ring_connect_chords(g, RING_CHORDS_POW2, b.what, err, errlen)) ==
+    if (bytes <= RING_TREE_BYTES) {
+        if ((r = ring_begin_chords(g, RING_CHORDS_POW2, b.what, err, errlen)) ==
             0)
-        r = tree(g, &b, bytes, place, root, err, errlen);
-    else if (r == 0)
+            r = tree(g, &b, bytes, place, root, err, errlen);
+    } else if ((r = ring_begin(g, b.what, err, errlen)) == 0) {
         r = ring_run_step(g, &b, &s, err, errlen);
+    }
     ring_buf_free(&b);
     return ring_end(g, r);
 }

@@ -63,8 +63,7 @@ ring_bruck_allgatherv(tcp_ring *g, const void *mine, void *all,
     }
     if (mine && bytes[g->rank]) /* mine may lie inside all */
         memmove(base + at, mine, bytes[g->rank]);
-    if ((r = ring_begin(g, what, err, errlen)) == 0 &&
-        (r = ring_connect_chords(g, RING_CHORDS_POW2, what, err, errlen)) == 0)
+    if ((r = ring_begin_chords(g, RING_CHORDS_POW2, what, err, errlen)) == 0)
         r = steps(g, &b, rot, err, errlen);
     ring_buf_free(&b);
     free(rot);

@@ -14,18 +14,6 @@
 #include "comm.h"
 #include "ring_stream.h"
 
-/* One exchange with peer: out_len bytes of the send side go to it while
- * in_len come from it (reduced into recv when s->reduce). */
-static int
-with(tcp_ring *g, int peer, const ring_buf *b, ring_step *s, char *err,
-     size_t errlen)
-{
-    ring_link l;
-
-    ring_link_between(g, peer, peer, &l);
-    return ring_run_step_on(g, &l, b, s, err, errlen);
-}
-
 static int
 steps(tcp_ring *g, char *scratch, void *recv, size_t bytes, coll_dtype dt,
       coll_op op, char *err, size_t errlen)
@@ -51,11 +39,11 @@ steps(tcp_ring *g, char *scratch, void *recv, size_t bytes, coll_dtype dt,
     /* the ranks past p2 hand their data down */
     if (rank >= p2) {
         s.out_len = bytes;
-        r = with(g, rank - p2, &out_recv, &s, err, errlen);
+        r = ring_step_with(g, rank - p2, &out_recv, &s, err, errlen);
     } else if (rank + p2 < g->size) {
         s.in_len = bytes, s.reduce = 1;
         memcpy(scratch, recv, bytes);
-        r = with(g, rank + p2, &out_scratch, &s, err, errlen);
+        r = ring_step_with(g, rank + p2, &out_scratch, &s, err, errlen);
     }
     for (int d = 1; r == 0 && rank < p2 && d < p2; d *= 2) {
         s = (ring_step){.out_side = RING_SEND_SIDE,
@@ -66,16 +54,16 @@ steps(tcp_ring *g, char *scratch, void *recv, size_t bytes, coll_dtype dt,
                         .dt = dt,
                         .op = op == COLL_OP_AVG ? COLL_OP_SUM : op};
         memcpy(scratch, recv, bytes); /* what goes out, while recv changes */
-        r = with(g, rank ^ d, &out_scratch, &s, err, errlen);
+        r = ring_step_with(g, rank ^ d, &out_scratch, &s, err, errlen);
     }
     /* and get the result back */
     s = (ring_step){.out_side = RING_RECV_SIDE, .dt = dt};
     if (r == 0 && rank >= p2) {
         s.in_len = bytes;
-        r = with(g, rank - p2, &out_recv, &s, err, errlen);
+        r = ring_step_with(g, rank - p2, &out_recv, &s, err, errlen);
     } else if (r == 0 && rank + p2 < g->size) {
         s.out_len = bytes;
-        r = with(g, rank + p2, &out_recv, &s, err, errlen);
+        r = ring_step_with(g, rank + p2, &out_recv, &s, err, errlen);
     }
     ring_buf_free(&out_scratch);
     ring_buf_free(&out_recv);
@@ -94,9 +82,8 @@ ring_allreduce_doubling(tcp_ring *g, const void *send, void *recv, size_t count,
         return COLL_ENOMEM;
     if (send != recv)
         memcpy(recv, send, bytes);
-    if ((r = ring_begin(g, "allreduce", err, errlen)) == 0 &&
-        (r = ring_connect_chords(g, RING_CHORDS_POW2, "allreduce", err,
-                                 errlen)) == 0)
+    if ((r = ring_begin_chords(g, RING_CHORDS_POW2, "allreduce", err,
+                               errlen)) == 0)
         r = steps(g, scratch, recv, bytes, dt, op, err, errlen);
     free(scratch);
     return ring_end(g, r);

@@ -187,6 +187,16 @@ ring_link_between(const tcp_ring *g, int to, int from, ring_link *l)
 }
 
 int
+ring_step_with(tcp_ring *g, int peer, const ring_buf *b, const ring_step *s,
+               char *err, size_t errlen)
+{
+    ring_link l;
+
+    ring_link_between(g, peer, peer, &l);
+    return ring_run_step_on(g, &l, b, s, err, errlen);
+}
+
+int
 ring_run_step(tcp_ring *g, const ring_buf *b, const ring_step *s, char *err,
               size_t errlen)
 {
@@ -282,6 +292,15 @@ ring_begin(tcp_ring *g, const char *what, char *err, size_t errlen)
         return COLL_ETRANSPORT;
     }
     return g->left < 0 || g->right < 0 ? ring_connect(g, what, err, errlen) : 0;
+}
+
+int
+ring_begin_chords(tcp_ring *g, ring_chords set, const char *what, char *err,
+                  size_t errlen)
+{
+    int r = ring_begin(g, what, err, errlen);
+
+    return r ? r : ring_connect_chords(g, set, what, err, errlen);
 }
 
 int

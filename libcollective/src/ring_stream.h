@@ -67,8 +67,14 @@ int ring_run_step_on(tcp_ring *g, const ring_link *l, const ring_buf *b,
  * otherwise; on 2 ranks out goes right and in comes from the left), any
  * other rank's chord (connected before). */
 void ring_link_between(const tcp_ring *g, int to, int from, ring_link *l);
+/* One step with one peer, both ways on the stream between them. */
+int ring_step_with(tcp_ring *g, int peer, const ring_buf *b, const ring_step *s,
+                   char *err, size_t errlen);
 /* Before a collective: connects at first use, refuses a broken ring. */
 int ring_begin(tcp_ring *g, const char *what, char *err, size_t errlen);
+/* The same, then the chords of set (connected at their first use). */
+int ring_begin_chords(tcp_ring *g, ring_chords set, const char *what, char *err,
+                      size_t errlen);
 /* After one: breaks the ring after a transport failure; returns r. */
 int ring_end(tcp_ring *g, int r);
 /* size - 1 steps of whole blocks going round, block first - k out and
