@@ -58,9 +58,6 @@ int comm_mesh_ranks(void);
 ring_spin comm_spin(const coll_comm *c);
 /* avg = sum / size, in the element type. */
 void comm_scale_avg(void *buf, size_t count, coll_dtype dt, int size);
-/* dst = src / size: the fusion buffer's average, unpacked in one pass. */
-void comm_scale_avg_into(void *dst, const void *src, size_t count,
-                         coll_dtype dt, int size);
 /* Stops the async thread, once every rank asks (coll_finalize). */
 void comm_fusion_stop(coll_comm *c);
 

@@ -9,22 +9,20 @@
 #include "comm.h"
 #include "halfprec.h"
 
-#define EACH(T, dst, src, n, EXPR)                                             \
+/* buf[i] = EXPR of u = buf[i], for one type. */
+#define EACH(T, buf, n, EXPR)                                                  \
     do {                                                                       \
-        T *d_ = (T *)(dst);                                                    \
-        const T *s_ = (const T *)(src);                                        \
+        T *b_ = (T *)(buf);                                                    \
         for (size_t i_ = 0; i_ < (n); i_++) {                                  \
-            T u = s_[i_];                                                      \
-            d_[i_] = (T)(EXPR);                                                \
+            T u = b_[i_];                                                      \
+            b_[i_] = (T)(EXPR);                                                \
         }                                                                      \
     } while (0)
 
 void
-comm_scale_avg_into(void *dst, const void *src, size_t count, coll_dtype dt,
-                    int size)
+comm_scale_avg(void *buf, size_t count, coll_dtype dt, int size)
 {
-    uint16_t *h = dst;
-    const uint16_t *g = src;
+    uint16_t *h = buf;
     /* x * 2^-k is x / 2^k exactly (both round the same exact value), and
      * division took about 6% of a fused 2-rank step */
     int pow2 = (size & (size - 1)) == 0;
@@ -32,43 +30,37 @@ comm_scale_avg_into(void *dst, const void *src, size_t count, coll_dtype dt,
     switch (dt) {
     case COLL_DT_F16:
         for (size_t i = 0; i < count; i++)
-            h[i] = coll_f32_to_f16(coll_f16_to_f32(g[i]) / (float)size);
+            h[i] = coll_f32_to_f16(coll_f16_to_f32(h[i]) / (float)size);
         break;
     case COLL_DT_BF16:
         for (size_t i = 0; i < count; i++)
-            h[i] = coll_f32_to_bf16(coll_bf16_to_f32(g[i]) / (float)size);
+            h[i] = coll_f32_to_bf16(coll_bf16_to_f32(h[i]) / (float)size);
         break;
     case COLL_DT_F32:
         if (pow2) /* the same bits as dividing, without the divider */
-            EACH(float, dst, src, count, u *(1.0f / (float)size));
+            EACH(float, buf, count, u *(1.0f / (float)size));
         else
-            EACH(float, dst, src, count, u / (float)size);
+            EACH(float, buf, count, u / (float)size);
         break;
     case COLL_DT_F64:
         if (pow2)
-            EACH(double, dst, src, count, u *(1.0 / (double)size));
+            EACH(double, buf, count, u *(1.0 / (double)size));
         else
-            EACH(double, dst, src, count, u / (double)size);
+            EACH(double, buf, count, u / (double)size);
         break;
     case COLL_DT_I32:
-        EACH(int32_t, dst, src, count, u / size);
+        EACH(int32_t, buf, count, u / size);
         break;
     case COLL_DT_I64:
-        EACH(int64_t, dst, src, count, u / size);
+        EACH(int64_t, buf, count, u / size);
         break;
     case COLL_DT_I8:
-        EACH(int8_t, dst, src, count, u / size);
+        EACH(int8_t, buf, count, u / size);
         break;
     case COLL_DT_U8:
-        EACH(uint8_t, dst, src, count, u / size);
+        EACH(uint8_t, buf, count, u / size);
         break;
     }
-}
-
-void
-comm_scale_avg(void *buf, size_t count, coll_dtype dt, int size)
-{
-    comm_scale_avg_into(buf, buf, count, dt, size);
 }
 
 /* dst[i] = a[i] op b[i] for one type (dst may be a). */

@@ -11,8 +11,8 @@
 #include <pthread.h>
 #include <stdint.h>
 
+#include "client.h"
 #include "collective.h"
-#include "gloo_backend.h"
 #include "tcp_ring.h"
 
 /* What an async request does. */

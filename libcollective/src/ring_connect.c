@@ -342,8 +342,9 @@ ring_connect(tcp_ring *g, const char *what, char *err, size_t errlen)
     return r;
 }
 
-int
-ring_is_chord(const tcp_ring *g, int rank)
+/* 1 when rank is neither g's rank nor a neighbour. */
+static int
+is_chord(const tcp_ring *g, int rank)
 {
     int d = (rank - g->rank + g->size) % g->size;
 
@@ -363,9 +364,8 @@ in_set(const tcp_ring *g, ring_chords set, int rank)
 {
     int d = (rank - g->rank + g->size) % g->size;
 
-    return ring_is_chord(g, rank) &&
-           (set == RING_CHORDS_ALL || power_of_two(d) ||
-            power_of_two(g->size - d));
+    return is_chord(g, rank) && (set == RING_CHORDS_ALL || power_of_two(d) ||
+                                 power_of_two(g->size - d));
 }
 
 /* A chord of the set from a lower rank that has not connected yet. */

@@ -71,8 +71,6 @@ int ring_connect(tcp_ring *g, const char *what, char *err, size_t errlen);
 typedef enum { RING_CHORDS_POW2, RING_CHORDS_ALL } ring_chords;
 int ring_connect_chords(tcp_ring *g, ring_chords set, const char *what,
                         char *err, size_t errlen);
-/* 1 when rank is neither g's rank nor a neighbour. */
-int ring_is_chord(const tcp_ring *g, int rank);
 
 /* recv = op over every rank's send (send may be recv; avg divides),
  * connecting first if needed (ring_allreduce.c; up to RING_DOUBLING_BYTES
