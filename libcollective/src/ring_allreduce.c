@@ -35,23 +35,32 @@ ring_allgather_steps(tcp_ring *g, const ring_buf *b, int first, char *err,
     return r;
 }
 
-static int
-allreduce_steps(tcp_ring *g, const ring_buf *b, coll_dtype dt, coll_op op,
-                char *err, size_t errlen)
+int
+ring_reduce_steps(tcp_ring *g, const ring_buf *b, int first, coll_dtype dt,
+                  coll_op op, char *err, size_t errlen)
 {
     ring_step s = {
         .reduce = 1, .dt = dt, .op = op == COLL_OP_AVG ? COLL_OP_SUM : op};
     int r = 0;
 
-    /* reduce-scatter: block rank - k goes right (this rank's own data at
-     * k = 0), block rank - k - 1 comes in and takes this rank's part;
-     * afterwards block rank + 1 is whole here (and divided, for avg) */
     for (int k = 0; r == 0 && k < g->size - 1; k++) {
         s.out_side = k ? RING_RECV_SIDE : RING_SEND_SIDE;
-        ring_step_blocks(g, b, &s, g->rank - k, g->rank - k - 1);
+        ring_step_blocks(g, b, &s, first - k, first - k - 1);
         s.scale = op == COLL_OP_AVG && k == g->size - 2;
         r = ring_run_step(g, b, &s, err, errlen);
     }
+    return r;
+}
+
+/* reduce-scatter: block rank - k goes right (this rank's own data at
+ * k = 0), block rank - k - 1 comes in and takes this rank's part;
+ * afterwards block rank + 1 is whole here (and divided, for avg) */
+static int
+allreduce_steps(tcp_ring *g, const ring_buf *b, coll_dtype dt, coll_op op,
+                char *err, size_t errlen)
+{
+    int r = ring_reduce_steps(g, b, g->rank, dt, op, err, errlen);
+
     return r ? r : ring_allgather_steps(g, b, g->rank + 1, err, errlen);
 }
 

@@ -8,25 +8,6 @@
 #include "comm.h"
 #include "ring_stream.h"
 
-static int
-steps(tcp_ring *g, const ring_buf *b, coll_dtype dt, coll_op op, char *err,
-      size_t errlen)
-{
-    ring_step s = {
-        .reduce = 1, .dt = dt, .op = op == COLL_OP_AVG ? COLL_OP_SUM : op};
-    int r = 0;
-
-    /* block rank - 1 - k goes right (this rank's own data at k = 0),
-     * block rank - 2 - k comes in; the last is block rank */
-    for (int k = 0; r == 0 && k < g->size - 1; k++) {
-        s.out_side = k ? RING_RECV_SIDE : RING_SEND_SIDE;
-        ring_step_blocks(g, b, &s, g->rank - 1 - k, g->rank - 2 - k);
-        s.scale = op == COLL_OP_AVG && k == g->size - 2;
-        r = ring_run_step(g, b, &s, err, errlen);
-    }
-    return r;
-}
-
 int
 ring_reducescatter(tcp_ring *g, const void *send, void *recv, size_t count,
                    coll_dtype dt, coll_op op, char *err, size_t errlen)
@@ -50,8 +31,10 @@ ring_reducescatter(tcp_ring *g, const void *send, void *recv, size_t count,
         ring_buf_init(&b, piece, g->size, es, g->size, "reducescatter") == 0) {
         for (int k = 0; k < g->size; k++)
             b.block_at[k + 1] = b.start[k + 1];
+        /* block rank - 1 - k goes right (this rank's own data at k =
+         * 0), block rank - 2 - k comes in; the last is block rank */
         if ((r = ring_begin(g, b.what, err, errlen)) == 0)
-            r = steps(g, &b, dt, op, err, errlen);
+            r = ring_reduce_steps(g, &b, g->rank - 1, dt, op, err, errlen);
         ring_buf_free(&b);
         r = ring_end(g, r);
     }

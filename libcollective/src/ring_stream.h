@@ -82,5 +82,11 @@ int ring_end(tcp_ring *g, int r);
  * (ring_allreduce.c). */
 int ring_allgather_steps(tcp_ring *g, const ring_buf *b, int first, char *err,
                          size_t errlen);
+/* size - 1 steps of whole blocks reduced on their way round, block
+ * first - k out (this rank's send side at k = 0) and first - k - 1 in at
+ * step k: afterwards block first + 1 is whole here, divided for avg
+ * (ring_allreduce.c). */
+int ring_reduce_steps(tcp_ring *g, const ring_buf *b, int first, coll_dtype dt,
+                      coll_op op, char *err, size_t errlen);
 
 #endif
