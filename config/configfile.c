@@ -10,7 +10,7 @@
 
 typedef struct walk {
     ydoc *d;
-    cfg_job *job;
+    cfg_values *vals;
     const char *dir; /* the config file's folder, for relative host files */
     cfg_err *e;
 } walk;
@@ -29,7 +29,7 @@ set_scalar(walk *w, const cfg_option *o, const yaml_node_t *v,
                              o->key);
         value = path;
     }
-    if (cfg_job_set(w->job, o->id, value, &sub) != 0)
+    if (cfg_values_set(w->vals, o->id, value, &sub) != 0)
         return ydoc_fail(w->d, v, w->e, CFG_EINVAL, "'%s' %s", o->key, sub.msg);
     return 0;
 }
@@ -132,10 +132,10 @@ walk_map(walk *w, yaml_node_t *n, const char *prefix)
 
 int
 cfg_configfile_parse(const char *text, size_t len, const char *file,
-                     cfg_job *job, cfg_err *e)
+                     cfg_values *vals, cfg_err *e)
 {
     char *copy = strdup(file);
-    walk w = {.job = job, .e = e};
+    walk w = {.vals = vals, .e = e};
     ydoc d;
     int r;
 
@@ -157,7 +157,7 @@ cfg_configfile_parse(const char *text, size_t len, const char *file,
 }
 
 int
-cfg_configfile_load(const char *path, cfg_job *job, cfg_err *e)
+cfg_configfile_load(const char *path, cfg_values *vals, cfg_err *e)
 {
     char *text = NULL;
     size_t len = 0;
@@ -165,7 +165,7 @@ cfg_configfile_load(const char *path, cfg_job *job, cfg_err *e)
 
     if ((r = cfg_read_file(path, &text, &len, e)) != 0)
         return r;
-    r = cfg_configfile_parse(text, len, path, job, e);
+    r = cfg_configfile_parse(text, len, path, vals, e);
     free(text);
     return r;
 }

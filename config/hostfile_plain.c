@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cfg_util.h"
+#include "hvd_numbers.h"
 #include "hostfile.h"
 #include "internal.h"
 
@@ -19,7 +20,7 @@ parse_field(const char *tok, cfg_host *h, int *saw_slots, const char *where,
                         "%s: unexpected '%s' (expected slots=N or "
                         "max_slots=N)",
                         where, tok);
-    if (cfg_parse_long(eq + 1, 1, CFG_MAX_SLOTS, &v) != 0)
+    if (hvd_parse_long(eq + 1, 1, CFG_MAX_SLOTS, &v) != 0)
         return cfg_fail(e, CFG_EINVAL, "%s: '%s' needs an integer from 1 to %d",
                         where, tok, CFG_MAX_SLOTS);
     if (strncmp(tok, "slots=", 6) == 0) {

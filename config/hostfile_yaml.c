@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cfg_util.h"
+#include "hvd_numbers.h"
 #include "hostfile.h"
 #include "internal.h"
 #include "yaml_doc.h"
@@ -32,7 +33,7 @@ get_int(const ydoc *d, const yaml_node_t *v, const char *key, long max,
     const char *s = ydoc_scalar(v);
     long n;
 
-    if (s == NULL || cfg_parse_long(s, 1, max, &n) != 0)
+    if (s == NULL || hvd_parse_long(s, 1, max, &n) != 0)
         return ydoc_fail(d, v, e, CFG_EINVAL,
                          "'%s' expects an integer from 1 to %ld", key, max);
     *out = (int)n;

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cfg_util.h"
+#include "hvd_numbers.h"
 #include "internal.h"
 
 /* Splits "name" or "name:slots" (name may be "[v6]") in place. */
@@ -61,7 +62,7 @@ hostentry_parse(char *s, const char *where, cfg_host *h, cfg_err *e)
     if (!cfg_host_name_valid(h->name))
         return cfg_fail(e, CFG_EINVAL, "%s: bad host name '%s'", where,
                         h->name);
-    if (slots && cfg_parse_long(slots, 1, CFG_MAX_SLOTS, &n) != 0)
+    if (slots && hvd_parse_long(slots, 1, CFG_MAX_SLOTS, &n) != 0)
         return cfg_fail(e, CFG_EINVAL,
                         "%s '%s': slots must be an integer from 1 "
                         "to %d, not '%s'",

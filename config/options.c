@@ -6,6 +6,7 @@
 #include <strings.h>
 
 #include "cfg_util.h"
+#include "hvd_numbers.h"
 
 const cfg_option cfg_options[CFG_OPT_COUNT] = {
 #define CFG_OPTION_ROW(id, lng, shrt, type, key, env, xform, req, arg, help)   \
@@ -75,22 +76,22 @@ cfg_option_section_exists(const char *section)
 }
 
 void
-cfg_job_init(cfg_job *job)
+cfg_values_init(cfg_values *vals)
 {
-    memset(job, 0, sizeof(*job));
+    memset(vals, 0, sizeof(*vals));
 }
 
 void
-cfg_job_release(cfg_job *job)
+cfg_values_release(cfg_values *vals)
 {
     size_t i;
 
     for (i = 0; i < CFG_OPT_COUNT; i++)
-        free(job->value[i]);
-    for (i = 0; i < job->nlist; i++)
-        free(job->list[i]);
-    free(job->list);
-    cfg_job_init(job);
+        free(vals->value[i]);
+    for (i = 0; i < vals->nlist; i++)
+        free(vals->list[i]);
+    free(vals->list);
+    cfg_values_init(vals);
 }
 
 static int
@@ -121,20 +122,20 @@ normalise(const cfg_option *o, const char *v, char *buf, size_t size,
 
     switch (o->type) {
     case CFG_T_FLAG:
-        if (cfg_parse_bool(v, &b) != 0)
+        if (hvd_parse_bool(v, &b) != 0)
             return cfg_fail(e, CFG_EINVAL, "expects true or false, not '%s'",
                             v);
         snprintf(buf, size, "%d", b);
         return 0;
     case CFG_T_INT:
     case CFG_T_POSINT:
-        if (cfg_parse_long(v, o->type == CFG_T_POSINT, 2147483647L, &l) != 0)
+        if (hvd_parse_long(v, o->type == CFG_T_POSINT, 2147483647L, &l) != 0)
             return cfg_fail(e, CFG_EINVAL, "expects an integer >= %d, not '%s'",
                             o->type == CFG_T_POSINT, v);
         break;
     case CFG_T_NUM:
     case CFG_T_UNIT:
-        if (cfg_parse_double(v, 0, o->type == CFG_T_UNIT ? 1 : 1e9, &d) != 0)
+        if (hvd_parse_double(v, 0, o->type == CFG_T_UNIT ? 1 : 1e9, &d) != 0)
             return cfg_fail(e, CFG_EINVAL, "expects a number %s, not '%s'",
                             o->type == CFG_T_UNIT ? "from 0 to 1" : ">= 0", v);
         break;
@@ -154,21 +155,22 @@ normalise(const cfg_option *o, const char *v, char *buf, size_t size,
 }
 
 static int
-append(cfg_job *job, const char *v)
+append(cfg_values *vals, const char *v)
 {
-    char **n = realloc(job->list, (job->nlist + 1) * sizeof(*n));
+    char **n = realloc(vals->list, (vals->nlist + 1) * sizeof(*n));
 
     if (n == NULL)
         return CFG_ENOMEM;
-    job->list = n;
-    if ((n[job->nlist] = strdup(v)) == NULL)
+    vals->list = n;
+    if ((n[vals->nlist] = strdup(v)) == NULL)
         return CFG_ENOMEM;
-    job->nlist++;
+    vals->nlist++;
     return 0;
 }
 
 int
-cfg_job_set(cfg_job *job, cfg_option_id id, const char *value, cfg_err *e)
+cfg_values_set(cfg_values *vals, cfg_option_id id, const char *value,
+               cfg_err *e)
 {
     const cfg_option *o = &cfg_options[id];
     char buf[4096], *copy;
@@ -184,16 +186,16 @@ cfg_job_set(cfg_job *job, cfg_option_id id, const char *value, cfg_err *e)
     if ((r = normalise(o, value, buf, sizeof(buf), e)) != 0)
         return r;
     if (o->type == CFG_T_LIST)
-        return append(job, buf) ? cfg_fail(e, CFG_ENOMEM, "out of memory") : 0;
+        return append(vals, buf) ? cfg_fail(e, CFG_ENOMEM, "out of memory") : 0;
     if ((copy = strdup(buf)) == NULL)
         return cfg_fail(e, CFG_ENOMEM, "out of memory");
-    free(job->value[id]);
-    job->value[id] = copy;
+    free(vals->value[id]);
+    vals->value[id] = copy;
     return 0;
 }
 
 int
-cfg_job_merge(cfg_job *dst, const cfg_job *src, cfg_err *e)
+cfg_values_merge(cfg_values *dst, const cfg_values *src, cfg_err *e)
 {
     char **mine = dst->list;
     size_t i, nmine = dst->nlist;
@@ -217,43 +219,44 @@ cfg_job_merge(cfg_job *dst, const cfg_job *src, cfg_err *e)
 }
 
 const char *
-cfg_job_get(const cfg_job *job, cfg_option_id id)
+cfg_values_get(const cfg_values *vals, cfg_option_id id)
 {
-    return job->value[id];
+    return vals->value[id];
 }
 
 long
-cfg_job_long(const cfg_job *job, cfg_option_id id, long dflt)
+cfg_values_long(const cfg_values *vals, cfg_option_id id, long dflt)
 {
     long v;
 
-    if (job->value[id] == NULL ||
-        cfg_parse_long(job->value[id], 0, 2147483647L, &v) != 0)
+    if (vals->value[id] == NULL ||
+        hvd_parse_long(vals->value[id], 0, 2147483647L, &v) != 0)
         return dflt;
     return v;
 }
 
 double
-cfg_job_double(const cfg_job *job, cfg_option_id id, double dflt)
+cfg_values_double(const cfg_values *vals, cfg_option_id id, double dflt)
 {
     double v;
 
-    if (job->value[id] == NULL ||
-        cfg_parse_double(job->value[id], 0, 1e9, &v) != 0)
+    if (vals->value[id] == NULL ||
+        hvd_parse_double(vals->value[id], 0, 1e9, &v) != 0)
         return dflt;
     return v;
 }
 
 int
-cfg_job_flag(const cfg_job *job, cfg_option_id id)
+cfg_values_flag(const cfg_values *vals, cfg_option_id id)
 {
-    return job->value[id] != NULL && strcmp(job->value[id], "1") == 0;
+    return vals->value[id] != NULL && strcmp(vals->value[id], "1") == 0;
 }
 
 int
-cfg_job_tunable_env(const cfg_job *job,
-                    int (*emit)(const char *name, const char *value, void *arg),
-                    void *arg)
+cfg_values_tunable_env(const cfg_values *vals,
+                       int (*emit)(const char *name, const char *value,
+                                   void *arg),
+                       void *arg)
 {
     char buf[64];
     size_t i;
@@ -261,12 +264,12 @@ cfg_job_tunable_env(const cfg_job *job,
 
     for (i = 0; i < CFG_OPT_COUNT; i++) {
         const cfg_option *o = &cfg_options[i];
-        const char *v = job->value[i];
+        const char *v = vals->value[i];
         if (o->env == NULL || v == NULL)
             continue;
         if (o->requires != CFG_OPT_NONE &&
-            (job->value[o->requires] == NULL ||
-             strcmp(job->value[o->requires], "0") == 0))
+            (vals->value[o->requires] == NULL ||
+             strcmp(vals->value[o->requires], "0") == 0))
             continue;
         if (o->xform == CFG_X_MB) {
             snprintf(buf, sizeof(buf), "%lld",

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cfg_util.h"
+#include "hvd_numbers.h"
 #include "internal.h"
 
 static int
@@ -50,7 +51,7 @@ expand_ipv4(const char *s, const cfg_host *tmpl, const char *where,
     if (parse_ipv4(left, &lo) != 0)
         return 1;
     if (parse_ipv4(dash + 1, &hi) != 0) {
-        if (cfg_parse_long(dash + 1, 0, 255, &last) != 0)
+        if (hvd_parse_long(dash + 1, 0, 255, &last) != 0)
             return cfg_fail(e, CFG_EINVAL, "%s: bad address range '%s'", where,
                             s);
         hi = (lo & 0xffffff00u) | (uint32_t)last;
@@ -80,8 +81,8 @@ expand_item(const char *prefix, const char *item, const char *suffix,
 
     snprintf(lo_s, sizeof(lo_s), "%.*s",
              (int)(dash ? (size_t)(dash - item) : strlen(item)), item);
-    if (cfg_parse_long(lo_s, 0, 999999999, &lo) != 0 ||
-        cfg_parse_long(dash ? dash + 1 : lo_s, 0, 999999999, &hi) != 0)
+    if (hvd_parse_long(lo_s, 0, 999999999, &lo) != 0 ||
+        hvd_parse_long(dash ? dash + 1 : lo_s, 0, 999999999, &hi) != 0)
         return cfg_fail(e, CFG_EINVAL, "%s: bad range '%s' in '[...]'", where,
                         item);
     if (hi < lo || hi - lo >= CFG_MAX_HOSTS)

@@ -14,9 +14,9 @@
 #include <syslog.h>
 #include <unistd.h>
 
-#include "cfg_util.h"
+#include "hvd_numbers.h"
 #include "server.h"
-#include "token.h"
+#include "hvdd_token.h"
 
 enum { EXIT_USAGE = 64, EXIT_TOKEN = 65, EXIT_LISTEN = 69 };
 
@@ -104,7 +104,7 @@ parse_listen(const char *s, opts *o)
     const char *colon = strrchr(s, ':');
     long port;
 
-    if (colon == NULL || cfg_parse_long(colon + 1, 0, 65535, &port) != 0)
+    if (colon == NULL || hvd_parse_long(colon + 1, 0, 65535, &port) != 0)
         return -1;
     if (s[0] == '[' && colon > s && colon[-1] == ']')
         snprintf(o->addr, sizeof(o->addr), "%.*s", (int)(colon - s - 2), s + 1);
@@ -176,14 +176,14 @@ parse_args(int argc, char **argv, opts *o, int *done)
             break;
         case O_LISTEN_FD: {
             long fd;
-            if (cfg_parse_long(optarg, 0, 65535, &fd) != 0)
+            if (hvd_parse_long(optarg, 0, 65535, &fd) != 0)
                 return usage_error("--listen-fd wants a descriptor, not",
                                    optarg);
             o->listen_fd = (int)fd;
             break;
         }
         case O_SIZE:
-            if (cfg_parse_long(optarg, 1, 1 << 20, &o->size) != 0)
+            if (hvd_parse_long(optarg, 1, 1 << 20, &o->size) != 0)
                 return usage_error("--size wants a number >= 1, not", optarg);
             break;
         case O_HOSTS:
@@ -200,7 +200,7 @@ parse_args(int argc, char **argv, opts *o, int *done)
                 return EXIT_USAGE;
             break;
         case O_HEARTBEAT:
-            if (cfg_parse_double(optarg, 0, 1e6, &o->heartbeat_timeout) != 0)
+            if (hvd_parse_double(optarg, 0, 1e6, &o->heartbeat_timeout) != 0)
                 return usage_error("--heartbeat-timeout wants seconds, not",
                                    optarg);
             break;
@@ -214,7 +214,7 @@ parse_args(int argc, char **argv, opts *o, int *done)
             o->master_addr = optarg;
             break;
         case O_MPORT:
-            if (cfg_parse_long(optarg, 0, 65535, &o->master_port) != 0)
+            if (hvd_parse_long(optarg, 0, 65535, &o->master_port) != 0)
                 return usage_error("--master-port wants a port, not", optarg);
             break;
         case 'd':
@@ -397,15 +397,15 @@ run(opts *o)
     memset(token, 0, sizeof(token));
     st.log = log_cb;
     st.debug = o->debug;
-    st.job.heartbeat_timeout = o->heartbeat_timeout;
+    st.roster.heartbeat_timeout = o->heartbeat_timeout;
     if (o->iface)
-        snprintf(st.job.iface, sizeof(st.job.iface), "%s", o->iface);
+        snprintf(st.roster.iface, sizeof(st.roster.iface), "%s", o->iface);
     if (o->master_addr)
-        snprintf(st.job.master_addr, sizeof(st.job.master_addr), "%s",
+        snprintf(st.roster.master_addr, sizeof(st.roster.master_addr), "%s",
                  o->master_addr);
-    st.job.master_port = (int)o->master_port;
+    st.roster.master_port = (int)o->master_port;
     if (o->network_interface)
-        snprintf(st.job.agents.wanted, sizeof(st.job.agents.wanted), "%s",
+        snprintf(st.roster.agents.wanted, sizeof(st.roster.agents.wanted), "%s",
                  o->network_interface);
     if (!o->foreground && !o->token_stdin && daemonize(&report_fd) != 0) {
         fprintf(stderr, "hvdd: cannot detach: %s\n", strerror(errno));

@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "hmap.h"
-#include "mono_clock.h"
+#include "hvd_clock.h"
 
 /* One request's state, kept across the handler's calls and across waits. */
 typedef struct conn {
@@ -66,9 +66,9 @@ release_held(hvdd_server *s, conn *c)
     if (c->ev_prev)
         c->ev_prev->ev_next = c->ev_next;
     else if (c->ev_next)
-        hmap_put(&s->by_event, c->event, c->ev_next, NULL);
+        hvdd_hmap_put(&s->by_event, c->event, c->ev_next, NULL);
     else
-        hmap_remove(&s->by_event, c->event);
+        hvdd_hmap_remove(&s->by_event, c->event);
     if (c->ev_next)
         c->ev_next->ev_prev = c->ev_prev;
     c->prev = c->next = c->ev_prev = c->ev_next = NULL;
@@ -81,19 +81,19 @@ hold(hvdd_server *s, conn *c, const char *event, int wait_ms)
     conn *head;
 
     c->waiting = 1;
-    c->deadline = mono_now() + wait_ms / 1000.0;
+    c->deadline = hvd_mono_now() + wait_ms / 1000.0;
     snprintf(c->event, sizeof(c->event), "%s", event);
     c->prev = NULL;
     c->next = s->held;
     if (s->held)
         s->held->prev = c;
     s->held = c;
-    head = hmap_get(&s->by_event, c->event);
+    head = hvdd_hmap_get(&s->by_event, c->event);
     c->ev_prev = NULL;
     c->ev_next = head;
     if (head)
         head->ev_prev = c;
-    hmap_put(&s->by_event, c->event, c, NULL);
+    hvdd_hmap_put(&s->by_event, c->event, c, NULL);
     /* Suspended under the same lock that guards every resume. */
     MHD_suspend_connection(c->mc);
 }
@@ -108,19 +108,19 @@ notify(hvdd_server *s, const char *event)
             release_held(s, s->held);
         return;
     }
-    while ((c = hmap_get(&s->by_event, event)) != NULL)
+    while ((c = hvdd_hmap_get(&s->by_event, event)) != NULL)
         release_held(s, c);
 }
 
 static void
 check_abort(hvdd_server *s)
 {
-    if (!s->st->job.aborted || s->abort_told)
+    if (!s->st->roster.aborted || s->abort_told)
         return;
     s->abort_told = 1;
     notify(s, "*");
     if (s->o.on_abort)
-        s->o.on_abort(s->o.arg, s->st->job.abort_reason);
+        s->o.on_abort(s->o.arg, s->st->roster.abort_reason);
 }
 
 static void *
@@ -143,7 +143,7 @@ timer_main(void *arg)
             pthread_mutex_unlock(&s->mu);
             return NULL;
         }
-        double t = mono_now();
+        double t = hvd_mono_now();
         for (conn *c = s->held, *next; c; c = next) {
             next = c->next;
             if (c->deadline <= t) {
@@ -151,7 +151,7 @@ timer_main(void *arg)
                 release_held(s, c);
             }
         }
-        job_check_heartbeats(&s->st->job, t);
+        hvdd_roster_check_heartbeats(&s->st->roster, t);
         check_abort(s);
     }
 }
@@ -290,7 +290,7 @@ handler(void *cls, struct MHD_Connection *mc, const char *url,
         .peer = peer,
         .deadline_passed = c->deadline_passed,
         .conn_state = &c->conn_state,
-        .now = mono_now(),
+        .now = hvd_mono_now(),
     };
     pthread_mutex_lock(&s->mu);
     if (s->stopping) {
@@ -442,7 +442,7 @@ hvdd_server_start(hvdd_state *st, const hvdd_server_opts *o, int *port,
     s->st = st;
     s->o = *o;
     s->listen_fd = -1;
-    hmap_init(&s->by_event);
+    hvdd_hmap_init(&s->by_event);
     pthread_mutex_init(&s->mu, NULL);
     pthread_cond_init(&s->wake, NULL);
     if ((s->listen_fd = open_listener(o, port, err, errlen)) < 0)
@@ -501,7 +501,7 @@ hvdd_server_stop(hvdd_server *s)
             nanosleep(&ts, NULL);
         MHD_stop_daemon(s->d);
     }
-    hmap_release(&s->by_event, NULL);
+    hvdd_hmap_release(&s->by_event, NULL);
     pthread_cond_destroy(&s->wake);
     pthread_mutex_destroy(&s->mu);
     free(s);

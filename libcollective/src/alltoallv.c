@@ -64,7 +64,7 @@ comm_agree_pairs(coll_comm *c, int64_t dt, const size_t *send_counts,
     free(mine);
     if (r != 0 || !disagree_in_slots(slots, n))
         return r;
-    comm_slots_free(slots);
+    comm_slots_release(slots);
     return comm_fail(c, COLL_EMISMATCH,
                      "alltoallv: a rank's receive counts do not match what "
                      "the others send");
@@ -111,7 +111,7 @@ coll_alltoallv(coll_comm *c, const void *send, const size_t *send_counts,
     if (es == 0 || send_counts == NULL || recv_counts == NULL)
         return comm_fail(c, COLL_EINVAL, "alltoallv: bad type or counts");
     if (dev_pointer(send) || dev_pointer(recv))
-        return dev_collective(c, &(dev_op){.kind = DEV_ALLTOALLV,
+        return comm_on_device(c, &(dev_op){.kind = DEV_ALLTOALLV,
                                            .send = send,
                                            .recv = recv,
                                            .counts = send_counts,
@@ -131,12 +131,10 @@ coll_alltoallv(coll_comm *c, const void *send, const size_t *send_counts,
         return r;
     if (all_carried(&slots, c->size)) {
         take_blocks(&slots, c->size, c->rank, recv, es);
-        comm_slots_free(&slots);
+        comm_slots_release(&slots);
         return 0;
     }
-    comm_slots_free(&slots);
-    if (c->size > comm_mesh_ranks() && (r = comm_gloo(c)) != 0)
-        return r;
+    comm_slots_release(&slots);
     if ((sb = malloc(sizeof(size_t) * 2 * (size_t)c->size)) == NULL)
         return comm_fail(c, COLL_ENOMEM, "out of memory");
     rb = sb + c->size;
@@ -144,11 +142,8 @@ coll_alltoallv(coll_comm *c, const void *send, const size_t *send_counts,
         sb[i] = send_counts[i] * es;
         rb[i] = recv_counts[i] * es;
     }
-    if (c->size > comm_mesh_ranks())
-        r = gb_alltoallv(c->gloo, send, sb, recv, rb, err, sizeof(err));
-    else
-        r = ring_alltoallv(c->ring, send, sb, recv, rb, "alltoallv", err,
-                           sizeof(err));
+    r = c->world->ops->alltoallv(c->world, send, sb, recv, rb, "alltoallv", err,
+                                 sizeof(err));
     free(sb);
     return r ? comm_fail(c, r, "%s", err) : 0;
 }

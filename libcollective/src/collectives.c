@@ -55,7 +55,7 @@ comm_reduce_begin(coll_comm *c, int kind, const void *send, void *recv,
         return 1;
     }
     if (dev_pointer(send) || dev_pointer(recv)) {
-        *result = dev_collective(c, &(dev_op){.kind = (dev_kind)kind,
+        *result = comm_on_device(c, &(dev_op){.kind = (dev_kind)kind,
                                               .send = send,
                                               .recv = recv,
                                               .count = count,
@@ -89,16 +89,17 @@ coll_allreduce(coll_comm *c, const void *send, void *recv, size_t count,
         comm_reduce_slots(&slots, c->size, recv, 0, count, dt, how);
     } else if (comm_hier_wanted(c)) { /* two levels: hierarchical.c */
         r = comm_hier_allreduce(c, send, recv, count, dt, how);
-    } else { /* the TCP ring (or its recursive doubling) divides avg */
-        r = ring_allreduce(c->ring, send, recv, count, dt, op, c->last_error,
-                           sizeof(c->last_error));
+    } else { /* the transport divides avg */
+        transport_piece p = {send, recv, count};
+        r = c->world->ops->allreduce(c->world, &p, 1, dt, op, c->last_error,
+                                     sizeof(c->last_error));
         divide = 0;
         if (r != 0)
             r = comm_fail(c, r, "%s", c->last_error);
     }
-    comm_slots_free(&slots);
+    comm_slots_release(&slots);
     if (r == 0 && divide)
-        comm_scale_avg(recv, count, dt, c->size);
+        elem_scale_avg(recv, count, dt, c->size);
     return r;
 }
 
@@ -114,7 +115,7 @@ coll_broadcast(coll_comm *c, void *buf, size_t count, coll_dtype dt, int root)
     if (es == 0 || root < 0 || root >= c->size || (count && buf == NULL))
         return comm_fail(c, COLL_EINVAL, "broadcast: bad type, root or buffer");
     if (dev_pointer(buf))
-        return dev_collective(c, &(dev_op){.kind = DEV_BROADCAST,
+        return comm_on_device(c, &(dev_op){.kind = DEV_BROADCAST,
                                            .recv = buf,
                                            .count = count,
                                            .dt = dt,
@@ -127,12 +128,12 @@ coll_broadcast(coll_comm *c, void *buf, size_t count, coll_dtype dt, int root)
     if (count * es <= COMM_SMALL_BYTES) {
         if (count)
             memcpy(buf, comm_slot_data(&slots, root), count * es);
-    } else if ((r = ring_broadcast(c->ring, buf, count * es, root,
-                                   c->last_error, sizeof(c->last_error))) !=
-               0) {
+    } else if ((r = c->world->ops->broadcast(c->world, buf, count * es, root,
+                                             c->last_error,
+                                             sizeof(c->last_error))) != 0) {
         r = comm_fail(c, r, "%s", c->last_error);
     }
-    comm_slots_free(&slots);
+    comm_slots_release(&slots);
     return r;
 }
 
@@ -149,7 +150,7 @@ coll_allgather(coll_comm *c, const void *send, void *recv, size_t count,
     if (es == 0 || (count && (send == NULL || recv == NULL)))
         return comm_fail(c, COLL_EINVAL, "allgather: bad type or buffer");
     if (dev_pointer(send) || dev_pointer(recv))
-        return dev_collective(c, &(dev_op){.kind = DEV_ALLGATHER,
+        return comm_on_device(c, &(dev_op){.kind = DEV_ALLGATHER,
                                            .send = send,
                                            .recv = recv,
                                            .count = count,
@@ -166,12 +167,12 @@ coll_allgather(coll_comm *c, const void *send, void *recv, size_t count,
         /* send may lie inside recv: the slots hold copies */
         for (int i = 0; bytes && i < c->size; i++)
             memcpy((char *)recv + bytes * i, comm_slot_data(&slots, i), bytes);
-    } else if ((r = ring_allgather(c->ring, send, recv, bytes, "allgather",
-                                   c->last_error, sizeof(c->last_error))) !=
-               0) {
+    } else if ((r = transport_allgather(c->world, send, recv, bytes,
+                                        "allgather", c->last_error,
+                                        sizeof(c->last_error))) != 0) {
         r = comm_fail(c, r, "%s", c->last_error);
     }
-    comm_slots_free(&slots);
+    comm_slots_release(&slots);
     return r;
 }
 

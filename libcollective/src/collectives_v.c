@@ -31,7 +31,7 @@ coll_allgatherv(coll_comm *c, const void *send, size_t count, void *recv,
         return comm_fail(c, COLL_EINVAL,
                          "allgatherv: bad type, or count != counts[rank]");
     if (dev_pointer(send) || dev_pointer(recv))
-        return dev_collective(c, &(dev_op){.kind = DEV_ALLGATHERV,
+        return comm_on_device(c, &(dev_op){.kind = DEV_ALLGATHERV,
                                            .send = send,
                                            .recv = recv,
                                            .count = count,
@@ -62,16 +62,16 @@ coll_allgatherv(coll_comm *c, const void *send, size_t count, void *recv,
             if (counts[i])
                 memcpy((char *)recv + off, comm_slot_data(&slots, i),
                        counts[i] * es);
-        comm_slots_free(&slots);
+        comm_slots_release(&slots);
         return 0;
     }
-    comm_slots_free(&slots);
+    comm_slots_release(&slots);
     if ((bytes = malloc(sizeof(*bytes) * (size_t)c->size)) == NULL)
         return comm_fail(c, COLL_ENOMEM, "out of memory");
     for (int i = 0; i < c->size; i++)
         bytes[i] = counts[i] * es;
-    r = ring_allgatherv(c->ring, send, recv, bytes, "allgatherv", err,
-                        sizeof(err));
+    r = c->world->ops->allgatherv(c->world, send, recv, bytes, "allgatherv",
+                                  err, sizeof(err));
     free(bytes);
     return r ? comm_fail(c, r, "%s", err) : 0;
 }
@@ -89,7 +89,7 @@ coll_alltoall(coll_comm *c, const void *send, void *recv, size_t count,
     if (es == 0 || (count && (send == NULL || recv == NULL)))
         return comm_fail(c, COLL_EINVAL, "alltoall: bad type or buffer");
     if (dev_pointer(send) || dev_pointer(recv))
-        return dev_collective(c, &(dev_op){.kind = DEV_ALLTOALL,
+        return comm_on_device(c, &(dev_op){.kind = DEV_ALLTOALL,
                                            .send = send,
                                            .recv = recv,
                                            .count = count,
@@ -108,32 +108,17 @@ coll_alltoall(coll_comm *c, const void *send, void *recv, size_t count,
         for (int i = 0; block && i < c->size; i++)
             memcpy((char *)recv + block * i,
                    comm_slot_data(&slots, i) + block * c->rank, block);
-        comm_slots_free(&slots);
+        comm_slots_release(&slots);
         return 0;
     }
-    comm_slots_free(&slots);
-    if (c->size > comm_mesh_ranks()) {
-        if ((r = comm_gloo(c)) != 0)
-            return r;
-        r = gb_alltoall(c->gloo, send, recv, block, err, sizeof(err));
-        return r ? comm_fail(c, r, "%s", err) : 0;
-    }
-    size_t *each = ring_each(c->size, block);
+    comm_slots_release(&slots);
+    size_t *each = transport_each(c->size, block);
     if (each == NULL)
         return comm_fail(c, COLL_ENOMEM, "out of memory");
-    r = ring_alltoallv(c->ring, send, each, recv, each, "alltoall", err,
-                       sizeof(err));
+    r = c->world->ops->alltoallv(c->world, send, each, recv, each, "alltoall",
+                                 err, sizeof(err));
     free(each);
     return r ? comm_fail(c, r, "%s", err) : 0;
-}
-
-size_t
-comm_block_start(size_t count, int size, int r, size_t *len)
-{
-    size_t base = count / (size_t)size, extra = count % (size_t)size;
-
-    *len = base + ((size_t)r < extra);
-    return base * (size_t)r + ((size_t)r < extra ? (size_t)r : extra);
 }
 
 int
@@ -147,19 +132,19 @@ coll_reducescatter(coll_comm *c, const void *send, void *recv, size_t count,
 
     if (comm_reduce_begin(c, DEV_REDUCESCATTER, send, recv, count, dt, op, &r))
         return r;
-    start = comm_block_start(count, c->size, c->rank, &len);
+    start = elem_block_start(count, c->size, c->rank, &len);
     if ((r = comm_exchange(c, "reducescatter", (int64_t)count, dt, op, send,
                            count * es, &slots)) != 0)
         return r;
     if (count * es <= COMM_SMALL_BYTES) {
         comm_reduce_slots(&slots, c->size, recv, start, len, dt, how);
         if (op == COLL_OP_AVG)
-            comm_scale_avg(recv, len, dt, c->size);
-    } else if ((r = ring_reducescatter(c->ring, send, recv, count, dt, op,
-                                       c->last_error, sizeof(c->last_error))) !=
-               0) {
+            elem_scale_avg(recv, len, dt, c->size);
+    } else if ((r = c->world->ops->reducescatter(c->world, send, recv, count,
+                                                 dt, op, c->last_error,
+                                                 sizeof(c->last_error))) != 0) {
         r = comm_fail(c, r, "%s", c->last_error);
     }
-    comm_slots_free(&slots);
+    comm_slots_release(&slots);
     return r;
 }

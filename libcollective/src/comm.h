@@ -5,21 +5,22 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "client.h"
+#include "hvdd_client.h"
 #include "collective.h"
-#include "gloo_backend.h"
-#include "tcp_ring.h"
+#include "device.h"
+#include "elementwise.h"
+#include "transport.h"
 
 struct coll_comm {
     int rank, size;
     int local_rank, local_size;
     int cross_rank, cross_size;
     hvdd_client *client;         /* NULL for a job of one */
-    gloo_ctx *gloo;              /* once needed (comm_gloo) */
-    tcp_ring *ring;              /* NULL for a job of one */
-    tcp_ring *local_ring;        /* this host's ranks, once needed */
-    tcp_ring *cross_ring;        /* local_rank 0 of every host, once needed */
-    char prefix[32];             /* of the global context's keys */
+    transport_kind kind;         /* COLL_TRANSPORT: tcp or gloo */
+    transport *world;            /* every rank; NULL for a job of one */
+    transport *local;            /* this host's ranks, once needed */
+    transport *cross;            /* local_rank 0 of every host, once needed */
+    char prefix[32];             /* of the world transport's keys */
     int dead;                    /* a transport failure broke the comm */
     struct fusion *fusion;       /* the async thread, once started */
     struct heartbeat *heartbeat; /* the heartbeat thread, if asked for */
@@ -33,31 +34,22 @@ struct coll_comm {
 int comm_fail(coll_comm *c, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-/* Connects a job of more than one rank through hvdd (the TCP ring);
- * nothing for a job of one. */
+/* Connects a job of more than one rank through hvdd (its world
+ * transport); nothing for a job of one. */
 int comm_connect(coll_comm *c);
 void comm_disconnect(coll_comm *c);
-/* c->gloo, connected at the first call (every rank calls it at the same
- * point of its sequence): 0, or a code with last_error set. */
-int comm_gloo(coll_comm *c);
+/* A transport of c's kind (no I/O yet) for rank of size, its keys under
+ * c's prefix and name; NULL when out of memory. */
+transport *comm_transport_new(const coll_comm *c, const char *name, int rank,
+                              int size);
 
 /* A client of the job's hvdd from the environment hvdrun set, or NULL
  * (out of memory, or no rendezvous address). */
 hvdd_client *comm_new_client(void);
-/* A fresh key prefix for a new Gloo context (the same on every rank). */
+/* A fresh key prefix for a new transport (the same on every rank). */
 void comm_prefix(char *out, size_t size);
-/* HOROVOD_GLOO_IFACE and the timeout, as coll_init read them. */
-const char *comm_iface(void);
+/* The timeout (HOROVOD_GLOO_TIMEOUT_SECONDS), as coll_init read it. */
 int comm_timeout_ms(void);
-/* The most ranks alltoall(v) takes the TCP streams for, Gloo beyond:
- * COLL_MESH_RANKS, else RING_MESH_RANKS (the same on every rank). */
-int comm_mesh_ranks(void);
-/* How the TCP ring retries a stuck stream before it sleeps in poll:
- * RING_SPIN_BUSY when this host's ranks have a CPU each, else
- * RING_SPIN_YIELD (connect.c). */
-ring_spin comm_spin(const coll_comm *c);
-/* avg = sum / size, in the element type. */
-void comm_scale_avg(void *buf, size_t count, coll_dtype dt, int size);
 /* Stops the async thread, once every rank asks (coll_finalize). */
 void comm_fusion_stop(coll_comm *c);
 
@@ -76,7 +68,7 @@ int comm_hier_allreduce(coll_comm *c, const void *send, void *recv,
 /* The first step of the blocking collectives (exchange.c): one
  * allgather of a fixed-size slot per rank with its arguments (a, b, d)
  * and, up to COMM_SMALL_BYTES, its data. 0 with *slots (the caller
- * frees them with comm_slots_free; rank i's data at comm_slot_data(slots,
+ * frees them with comm_slots_release; rank i's data at comm_slot_data(slots,
  * i)) when every rank passed the same arguments; COLL_EMISMATCH on every
  * rank if not. comm_exchange_cap: slots that carry up to cap bytes. */
 typedef struct {
@@ -89,13 +81,8 @@ typedef struct {
  * on 33 ranks (2 cores) take 10.6 ms instead of 1.4 (8 B: 1.4 instead
  * of 2.2). */
 #define COMM_SMALL_BYTES 4096
-/* An allgather of one small slot of bytes per rank (this rank's filled
- * in at all + bytes * rank), in log2(size) steps on the ring's streams
- * and chords (ring_bruck_allgatherv). Errors in err start with what. */
-int comm_allgather_slots(tcp_ring *ring, void *all, size_t bytes,
-                         const char *what, char *err, size_t errlen);
-/* A barrier on c's ring: an allgather of a byte each. 0, or a code with
- * c->last_error set (starting with what). */
+/* A barrier on c's world transport. 0, or a code with c->last_error set
+ * (starting with what). */
 int comm_barrier(coll_comm *c, const char *what);
 int comm_exchange(coll_comm *c, const char *what, int64_t a, int64_t b,
                   int64_t d, const void *data, size_t bytes, comm_slots *slots);
@@ -103,10 +90,7 @@ int comm_exchange_cap(coll_comm *c, const char *what, int64_t a, int64_t b,
                       int64_t d, const void *data, size_t bytes, size_t cap,
                       comm_slots *slots);
 const char *comm_slot_data(const comm_slots *slots, int rank);
-void comm_slots_free(comm_slots *slots);
-/* Rank r's block of a reducescatter of count elements: count / size,
- * one more for the first count % size ranks; returns where it starts. */
-size_t comm_block_start(size_t count, int size, int r, size_t *len);
+void comm_slots_release(comm_slots *slots);
 /* A digest of a counts array, so that ranks can agree on all of it. */
 int64_t comm_digest(const size_t *counts, int n);
 /* alltoallv's check across ranks (alltoallv.c; dt as the exchange
@@ -121,16 +105,6 @@ int comm_agree_pairs(coll_comm *c, int64_t dt, const size_t *send_counts,
  * rank order into out (the same bits on every rank). */
 void comm_reduce_slots(const comm_slots *slots, int size, void *out,
                        size_t start, size_t len, coll_dtype dt, coll_op op);
-/* dst = a op b, elementwise, for every type (op is not avg; dst may be
- * a); comm_reduce_into: acc = acc op x. */
-void comm_reduce_to(void *dst, const void *a, const void *b, size_t n,
-                    coll_dtype dt, coll_op op);
-void comm_reduce_into(void *acc, const void *x, size_t n, coll_dtype dt,
-                      coll_op op);
-/* dst = (a + b) / size: avg's last step, in one pass for floats (the same
- * bits as the sum, then comm_scale_avg). */
-void comm_sum_scaled(void *dst, const void *a, const void *b, size_t n,
-                     coll_dtype dt, int size);
 
 /* What allreduce and reducescatter (kind: DEV_ALLREDUCE or
  * DEV_REDUCESCATTER) do first: check the arguments, hand GPU buffers to
@@ -138,6 +112,10 @@ void comm_sum_scaled(void *dst, const void *a, const void *b, size_t n,
  * result), 0 to go on. */
 int comm_reduce_begin(coll_comm *c, int kind, const void *send, void *recv,
                       size_t count, coll_dtype dt, coll_op op, int *result);
+/* A collective on GPU buffers (device_ops.c): checked across ranks like
+ * the host path, then run by the NCCL backend. 0, or a code with
+ * last_error set. */
+int comm_on_device(coll_comm *c, const dev_op *o);
 /* 0, or COLL_EINVAL for NULL, or COLL_EDEAD after a transport failure. */
 int comm_usable(coll_comm *c);
 

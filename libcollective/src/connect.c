@@ -1,5 +1,5 @@
-/* Joining the job's transport: hvdd's store and the TCP ring; a Gloo
- * context at the first collective that needs one. */
+/* Joining the job's transport: hvdd's store and the world transport
+ * (the TCP ring, or Gloo with COLL_TRANSPORT=gloo). */
 #include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -51,24 +51,18 @@ comm_prefix(char *out, size_t size)
     snprintf(out, size, "comm%d", generation++);
 }
 
-const char *
-comm_iface(void)
-{
-    const char *iface = getenv("HOROVOD_GLOO_IFACE");
-
-    return iface && *iface ? iface : "lo";
-}
-
 int
 comm_timeout_ms(void)
 {
     return (int)(env_long("HOROVOD_GLOO_TIMEOUT_SECONDS", 30) * 1000);
 }
 
-int
-comm_mesh_ranks(void)
+/* The most ranks alltoall(v) takes the TCP streams for, Gloo beyond:
+ * COLL_MESH_RANKS, else TRANSPORT_MESH_RANKS (the same on every rank). */
+static int
+mesh_ranks(void)
 {
-    return (int)env_long("COLL_MESH_RANKS", RING_MESH_RANKS);
+    return (int)env_long("COLL_MESH_RANKS", TRANSPORT_MESH_RANKS);
 }
 
 /* Spinning saves the sleep and wake-up in poll: 2 ranks on 2 CPUs, 8 B
@@ -77,16 +71,15 @@ comm_mesh_ranks(void)
  * needs (4 ranks on 2: 8 B 82 -> 416 us); yielding it at each retry
  * instead hands it to a peer that can run (OpenMPI yields there too):
  * 8 B 83-86 -> 41-49 us, 32 KiB 275-288 -> 121-149 (OpenMPI: 41, 126). */
-ring_spin
-comm_spin(const coll_comm *c)
+static int
+cpu_each(const coll_comm *c)
 {
     cpu_set_t set;
     long cpus = sched_getaffinity(0, sizeof(set), &set) == 0
                     ? CPU_COUNT(&set)
                     : sysconf(_SC_NPROCESSORS_ONLN);
 
-    return c->local_size > 0 && c->local_size <= cpus ? RING_SPIN_BUSY
-                                                      : RING_SPIN_YIELD;
+    return c->local_size > 0 && c->local_size <= cpus;
 }
 
 hvdd_client *
@@ -101,15 +94,37 @@ comm_new_client(void)
                            comm_timeout_ms() / 1000.0);
 }
 
+transport *
+comm_transport_new(const coll_comm *c, const char *name, int rank, int size)
+{
+    const char *iface = getenv("HOROVOD_GLOO_IFACE");
+    transport_spec spec = {
+        .rank = rank,
+        .size = size,
+        .timeout_ms = comm_timeout_ms(),
+        .cpu_each = cpu_each(c),
+        .mesh_ranks = mesh_ranks(),
+        .open_store = comm_new_client,
+    };
+
+    snprintf(spec.prefix, sizeof(spec.prefix), "%s%s", c->prefix, name);
+    snprintf(spec.iface, sizeof(spec.iface), "%s",
+             iface && *iface ? iface : "lo");
+    return transport_new(c->kind, &spec);
+}
+
 int
 comm_connect(coll_comm *c)
 {
     const char *addr = getenv("HOROVOD_GLOO_RENDEZVOUS_ADDR");
     const char *iface = getenv("HOROVOD_GLOO_IFACE");
     long port = env_long("HOROVOD_GLOO_RENDEZVOUS_PORT", 0);
-    char prefix[32];
     int r = 0;
 
+    if (transport_kind_from_env(&c->kind) != 0)
+        return comm_fail(c, COLL_EINVAL,
+                         "COLL_TRANSPORT='%s': use tcp (the default) or gloo",
+                         getenv("COLL_TRANSPORT"));
     if (c->size == 1)
         return 0;
     if (addr == NULL || port <= 0)
@@ -122,13 +137,13 @@ comm_connect(coll_comm *c)
                          "is unknown");
     if ((c->client = comm_new_client()) == NULL)
         return comm_fail(c, COLL_ENOMEM, "out of memory");
-    comm_prefix(prefix, sizeof(prefix));
-    snprintf(c->prefix, sizeof(c->prefix), "%s", prefix);
-    if ((c->ring = ring_new(prefix, c->rank, c->size, comm_spin(c))) == NULL)
+    comm_prefix(c->prefix, sizeof(c->prefix));
+    if ((c->world = comm_transport_new(c, "", c->rank, c->size)) == NULL)
         r = comm_fail(c, COLL_ENOMEM, "out of memory");
     /* now, not at the first collective: a rank that dies before it then
      * closes its streams, and the others learn of it at once */
-    if (r == 0 && (r = ring_connect(c->ring, "coll_init", c->last_error,
+    if (r == 0 &&
+        (r = c->world->ops->connect(c->world, "coll_init", c->last_error,
                                     sizeof(c->last_error))) == COLL_ETRANSPORT)
         r = COLL_ERENDEZVOUS;
     /* a barrier ends the set-up, as in Horovod: coll_init returns once
@@ -138,23 +153,6 @@ comm_connect(coll_comm *c)
     return r ? r : comm_register(c, addr, (int)port, getenv("HVDD_TOKEN"));
 }
 
-/* Gloo's full mesh took 18 ms to connect on 2 ranks, 35 on 4, 97 on 8 and
- * 588 on 32 (a third of a 4-rank job that only says hello), and only
- * alltoall(v) beyond comm_mesh_ranks() ranks uses it: it is connected
- * then, by every rank at the same call. */
-int
-comm_gloo(coll_comm *c)
-{
-    int r;
-
-    if (c->gloo)
-        return 0;
-    r = gb_connect(&c->gloo, c->client, "collective", c->prefix, c->rank,
-                   c->size, comm_iface(), comm_timeout_ms(), c->last_error,
-                   sizeof(c->last_error));
-    return r ? comm_fail(c, r, "%s", c->last_error) : 0;
-}
-
 void
 comm_disconnect(coll_comm *c)
 {
@@ -162,13 +160,10 @@ comm_disconnect(coll_comm *c)
     dev_comm_free(c->dev);
     c->dev = NULL;
     comm_unregister(c);
-    ring_free(c->local_ring);
-    ring_free(c->cross_ring);
-    gb_free(c->gloo);
-    ring_free(c->ring);
+    transport_free(c->local);
+    transport_free(c->cross);
+    transport_free(c->world);
     hvdd_client_free(c->client);
-    c->local_ring = c->cross_ring = NULL;
-    c->gloo = NULL;
-    c->ring = NULL;
+    c->local = c->cross = c->world = NULL;
     c->client = NULL;
 }

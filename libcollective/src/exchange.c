@@ -22,36 +22,17 @@ comm_slot_data(const comm_slots *slots, int rank)
 }
 
 void
-comm_slots_free(comm_slots *slots)
+comm_slots_release(comm_slots *slots)
 {
     free(slots->all);
     slots->all = NULL;
 }
 
 int
-comm_allgather_slots(tcp_ring *ring, void *all, size_t bytes, const char *what,
-                     char *err, size_t errlen)
-{
-    size_t *each = ring_each(ring->size, bytes);
-    int r;
-
-    if (each == NULL)
-        return COLL_ENOMEM;
-    r = ring_bruck_allgatherv(ring, NULL, all, each, what, err, errlen);
-    free(each);
-    return r;
-}
-
-int
 comm_barrier(coll_comm *c, const char *what)
 {
-    char *bytes = calloc((size_t)c->size, 1);
-    int r = bytes ? comm_allgather_slots(c->ring, bytes, 1, what, c->last_error,
-                                         sizeof(c->last_error))
-                  : COLL_ENOMEM;
-
-    free(bytes);
-    return r;
+    return c->world->ops->barrier(c->world, what, c->last_error,
+                                  sizeof(c->last_error));
 }
 
 int
@@ -71,8 +52,8 @@ comm_exchange_cap(coll_comm *c, const char *what, int64_t a, int64_t b,
     memcpy(own, &mine, sizeof(mine));
     if (data && bytes && bytes <= cap)
         memcpy(own + sizeof(mine), data, bytes);
-    r = comm_allgather_slots(c->ring, all, stride, what, c->last_error,
-                             sizeof(c->last_error));
+    r = c->world->ops->exchange(c->world, all, stride, what, c->last_error,
+                                sizeof(c->last_error));
     if (r != 0) {
         free(all);
         return comm_fail(c, r, "%s", c->last_error);
@@ -112,6 +93,6 @@ comm_reduce_slots(const comm_slots *slots, int size, void *out, size_t start,
         return;
     memcpy(out, comm_slot_data(slots, 0) + start * es, len * es);
     for (int i = 1; i < size; i++)
-        comm_reduce_into(out, comm_slot_data(slots, i) + start * es, len, dt,
+        elem_reduce_into(out, comm_slot_data(slots, i) + start * es, len, dt,
                          op);
 }

@@ -7,7 +7,7 @@
 #include <time.h>
 
 #include "comm.h"
-#include "mono_clock.h"
+#include "hvd_clock.h"
 #include "device.h"
 
 #define MAX_PER_CYCLE 4096
@@ -87,8 +87,8 @@ exchange(fusion *f, const entry *mine, int nmine, int stopping, entry *flat,
 
     hdrs[2 * f->rank] = nmine;
     hdrs[2 * f->rank + 1] = stopping;
-    r = comm_allgather_slots(f->ring, hdrs, 2 * sizeof(int64_t), "fusion cycle",
-                             err, sizeof(err));
+    r = f->net->ops->exchange(f->net, hdrs, 2 * sizeof(int64_t), "fusion cycle",
+                              err, sizeof(err));
     *all_stop = 1;
     for (int k = 0; r == 0 && k < f->size; k++) {
         n[k] = (int)hdrs[2 * k];
@@ -97,8 +97,8 @@ exchange(fusion *f, const entry *mine, int nmine, int stopping, entry *flat,
         *all_stop &= hdrs[2 * k + 1] != 0;
     }
     if (r == 0 && total)
-        r = ring_bruck_allgatherv(f->ring, mine, flat, bytes, "fusion cycle",
-                                  err, sizeof(err));
+        r = f->net->ops->allgatherv(f->net, mine, flat, bytes, "fusion cycle",
+                                    err, sizeof(err));
     if (r != 0)
         fail_all(f, r, err);
     return r;
@@ -140,7 +140,7 @@ readiness(const entry *e, entry *const *lists, const int *n, int size)
     return 1;
 }
 
-/* An async allgather or broadcast: on the thread's TCP ring (host
+/* An async allgather or broadcast: on the thread's transport (host
  * buffers only). */
 static int
 run_other(fusion *f, coll_request *q, char *err, size_t errlen)
@@ -150,34 +150,55 @@ run_other(fusion *f, coll_request *q, char *err, size_t errlen)
     if (bytes == 0) /* every rank agreed on the count */
         return 0;
     if (q->kind == REQ_BROADCAST)
-        return ring_broadcast(f->ring, q->recv, bytes, q->root, err, errlen);
-    return ring_allgather(f->ring, q->send, q->recv, bytes, "allgather", err,
-                          errlen);
+        return f->net->ops->broadcast(f->net, q->recv, bytes, q->root, err,
+                                      errlen);
+    return transport_allgather(f->net, q->send, q->recv, bytes, "allgather",
+                               err, errlen);
+}
+
+/* A group of device requests: one NCCL allreduce of a device fusion
+ * buffer, on the thread's own communicator. */
+static int
+run_on_device(fusion *f, coll_request **g, int ng, char *err, size_t errlen)
+{
+    dev_peers peers = {NULL, f->dev_key, f->rank, f->size,
+                       (int)(f->timeout_s * 1000)};
+    dev_piece *piece;
+    int r;
+
+    if (f->kv == NULL && (f->kv = comm_new_client()) == NULL)
+        return COLL_ENOMEM;
+    if ((piece = malloc((size_t)ng * sizeof(*piece))) == NULL)
+        return COLL_ENOMEM;
+    for (int i = 0; i < ng; i++)
+        piece[i] = (dev_piece){g[i]->send, g[i]->recv, g[i]->count, g[i]->name};
+    peers.kv = f->kv;
+    r = dev_fused_allreduce(&f->dev, &peers, piece, ng, g[0]->dt, g[0]->op,
+                            f->threshold, err, errlen);
+    free(piece);
+    return r;
 }
 
 /* One collective for a group of requests of one type and op: on the
- * host, the TCP ring takes the requests' buffers as one (nothing is
- * copied); on GPUs they are packed into a device fusion buffer. */
+ * host, the transport takes the requests' buffers as one (the TCP ring
+ * copies nothing; Gloo packs them into one buffer); on GPUs they are
+ * packed into a device fusion buffer. */
 static int
 run_group(fusion *f, coll_request **g, int ng, char *err, size_t errlen)
 {
-    ring_piece *piece;
+    transport_piece *piece;
     int r;
 
     if (g[0]->kind != REQ_ALLREDUCE)
         return run_other(f, g[0], err, errlen);
-    if (g[0]->on_device) {
-        if (f->kv == NULL && (f->kv = comm_new_client()) == NULL)
-            return COLL_ENOMEM;
-        return dev_fused_allreduce(&f->dev, f->kv, f->dev_key, f->rank, f->size,
-                                   g, ng, f->threshold, err, errlen);
-    }
+    if (g[0]->on_device)
+        return run_on_device(f, g, ng, err, errlen);
     if ((piece = malloc((size_t)ng * sizeof(*piece))) == NULL)
         return COLL_ENOMEM;
     for (int i = 0; i < ng; i++)
-        piece[i] = (ring_piece){g[i]->send, g[i]->recv, g[i]->count};
-    r = ring_allreduce_pieces(f->ring, piece, ng, g[0]->dt, g[0]->op, err,
-                              errlen);
+        piece[i] = (transport_piece){g[i]->send, g[i]->recv, g[i]->count};
+    r = f->net->ops->allreduce(f->net, piece, ng, g[0]->dt, g[0]->op, err,
+                               errlen);
     free(piece);
     return r;
 }
@@ -272,7 +293,7 @@ static void
 expire_stalled(fusion *f, entry *const *lists, const int *n, const entry *ids,
                coll_request **mine, int nmine, int *missing)
 {
-    double now = mono_now();
+    double now = hvd_mono_now();
     char who[96], why[256];
 
     for (int i = 0; i < nmine; i++) {
@@ -316,12 +337,12 @@ fusion_main(void *arg)
 
     if (!mine_e || !flat || !lists || !mine || !group || !n || !missing)
         fail_all(f, COLL_ENOMEM, "out of memory");
-    double next = mono_now();
+    double next = hvd_mono_now();
 
     while (!f->dead) {
         /* a cycle starts every cycle_ms, as Horovod's do: after one that
          * ran groups for longer, the next starts at once */
-        double now = mono_now();
+        double now = hvd_mono_now();
         next += f->cycle_ms / 1e3;
         if (next > now)
             sleep_ms((next - now) * 1e3);
@@ -367,20 +388,41 @@ env_double(const char *name, double dflt)
     return *end || d < 0 ? dflt : d;
 }
 
-/* The first asynchronous call starts the thread and connects its TCP
- * ring: a collective step, as every rank makes its first call in the
- * same place. */
+/* What start made, in the order it made it; f may be half made. */
+static void
+fusion_free(fusion *f)
+{
+    if (f == NULL)
+        return;
+    dev_comm_free(f->dev);
+    hvdd_client_free(f->kv);
+    transport_free(f->net);
+    free(f->hdrs);
+    free(f->bytes);
+    if (f->sync_made) {
+        pthread_cond_destroy(&f->changed);
+        pthread_mutex_destroy(&f->mu);
+    }
+    free(f);
+}
+
+/* The first asynchronous call starts the thread and connects its
+ * transport: a collective step, as every rank makes its first call in
+ * the same place. */
 static int
 start(coll_comm *c)
 {
     fusion *f = calloc(1, sizeof(*f));
-    char prefix[32];
-    int r = 0;
+    const char *why = "out of memory"; /* NULL: last_error says it */
+    int r = COLL_ENOMEM;
 
-    if (f == NULL)
-        return comm_fail(c, COLL_ENOMEM, "out of memory");
-    pthread_mutex_init(&f->mu, NULL);
-    pthread_cond_init(&f->changed, NULL);
+    if (f == NULL || pthread_mutex_init(&f->mu, NULL) != 0)
+        goto out;
+    if (pthread_cond_init(&f->changed, NULL) != 0) {
+        pthread_mutex_destroy(&f->mu);
+        goto out;
+    }
+    f->sync_made = 1;
     f->rank = c->rank;
     f->size = c->size;
     f->cycle_ms = env_double("HOROVOD_CYCLE_TIME", 1);
@@ -392,30 +434,28 @@ start(coll_comm *c)
     /* per-cycle scratch, allocated once: the thread cycles every ms */
     f->hdrs = calloc((size_t)f->size * 2, sizeof(*f->hdrs));
     f->bytes = calloc((size_t)f->size, sizeof(*f->bytes));
-    if (f->hdrs == NULL || f->bytes == NULL) {
-        free(f->hdrs);
-        free(f->bytes);
-        free(f);
-        return comm_fail(c, COLL_ENOMEM, "out of memory");
-    }
-    comm_prefix(prefix, sizeof(prefix));
-    if ((f->ring = ring_new(prefix, c->rank, c->size, comm_spin(c))) == NULL)
-        r = comm_fail(c, COLL_ENOMEM, "out of memory");
-    if (r == 0) /* now, as coll_init does (a dead rank shows at once) */
-        r = ring_connect(f->ring, "async", c->last_error,
-                         sizeof(c->last_error));
-    if (r == 0 && pthread_create(&f->thread, NULL, fusion_main, f) != 0)
-        r = comm_fail(c, COLL_ENOMEM, "cannot start the fusion thread");
-    if (r != 0) {
-        ring_free(f->ring);
-        free(f->hdrs);
-        free(f->bytes);
-        free(f);
-        return r;
+    f->net = comm_transport_new(c, ".async", c->rank, c->size);
+    if (f->hdrs == NULL || f->bytes == NULL || f->net == NULL)
+        goto out;
+    /* now, as coll_init does (a dead rank shows at once) */
+    why = NULL;
+    if ((r = f->net->ops->connect(f->net, "async", c->last_error,
+                                  sizeof(c->last_error))) != 0)
+        goto out;
+    if (pthread_create(&f->thread, NULL, fusion_main, f) != 0) {
+        why = "cannot start the fusion thread";
+        r = COLL_ENOMEM;
+        goto out;
     }
     f->started = 1;
     c->fusion = f;
-    return 0;
+    f = NULL;
+    r = 0;
+out:
+    if (r != 0 && why)
+        comm_fail(c, r, "%s", why);
+    fusion_free(f);
+    return r;
 }
 
 void
@@ -430,14 +470,7 @@ comm_fusion_stop(coll_comm *c)
     f->stopping = 1;
     pthread_mutex_unlock(&f->mu);
     pthread_join(f->thread, NULL);
-    dev_comm_free(f->dev);
-    hvdd_client_free(f->kv);
-    ring_free(f->ring);
-    free(f->hdrs);
-    free(f->bytes);
-    pthread_cond_destroy(&f->changed);
-    pthread_mutex_destroy(&f->mu);
-    free(f);
+    fusion_free(f);
     c->fusion = NULL;
 }
 
@@ -455,7 +488,7 @@ fusion_enqueue(coll_comm *c, coll_request *q)
         if (p->id == q->id)
             r = COLL_EINVAL;
     if (r == 0 && !c->fusion->dead) {
-        q->queued_at = mono_now();
+        q->queued_at = hvd_mono_now();
         q->next = c->fusion->pending;
         c->fusion->pending = q;
     }

@@ -2,8 +2,8 @@
  * that, every cycle, agrees with the other ranks on which named requests
  * every rank has queued, packs the allreduces into fusion buffers and
  * reduces each buffer with one collective (as Horovod's coordinator does);
- * allgathers and broadcasts run one by one. It uses its own TCP ring
- * (and chords), so blocking collectives may run beside it. The public
+ * allgathers and broadcasts run one by one. It uses its own transport
+ * (the comm's kind), so blocking collectives may run beside it. The public
  * calls are in async.c. */
 #ifndef COLL_FUSION_H
 #define COLL_FUSION_H
@@ -11,9 +11,9 @@
 #include <pthread.h>
 #include <stdint.h>
 
-#include "client.h"
+#include "hvdd_client.h"
 #include "collective.h"
-#include "tcp_ring.h"
+#include "transport.h"
 
 /* What an async request does. */
 typedef enum req_kind { REQ_ALLREDUCE, REQ_ALLGATHER, REQ_BROADCAST } req_kind;
@@ -31,7 +31,7 @@ struct coll_request {
     req_kind kind;
     int root;         /* broadcast */
     int on_device;    /* GPU buffers: NCCL, fused in a device buffer */
-    double queued_at; /* mono_now() when queued, for the stall timeout */
+    double queued_at; /* hvd_mono_now() when queued, for the stall timeout */
     int done;
     int result;
     char error[256];
@@ -44,7 +44,8 @@ typedef struct fusion {
     int started;
     int stopping; /* this rank wants to stop; the thread stops when all do */
     int stopped;
-    tcp_ring *ring;       /* its own streams: cycles and groups */
+    int sync_made;        /* mu and changed exist */
+    transport *net;       /* its own: cycles and groups */
     struct dev_comm *dev; /* NCCL, at the first device group */
     hvdd_client *kv;      /* the thread's own, for NCCL's unique id */
     char dev_key[48];     /* where that id goes in hvdd's store */

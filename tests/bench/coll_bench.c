@@ -10,7 +10,7 @@
 
 #include <collective.h>
 
-#include "mono_clock.h"
+#include "hvd_clock.h"
 
 /* Fewer iterations for big buffers: the whole run stays short. */
 static int
@@ -81,7 +81,7 @@ bench(coll_comm *c, which w, size_t bytes)
     if (run(c, w, a, b, n) != 0) /* warm-up */
         goto fail;
     coll_barrier(c);
-    t0 = mono_now();
+    t0 = hvd_mono_now();
     for (int i = 0; i < iters; i++) {
         if (w == BROADCAST || w == ALLREDUCE)
             for (size_t j = 0; j < n && i == iters - 1; j++)
@@ -89,7 +89,7 @@ bench(coll_comm *c, which w, size_t bytes)
         if (run(c, w, a, b, n) != 0)
             goto fail;
     }
-    t = (mono_now() - t0) / iters;
+    t = (hvd_mono_now() - t0) / iters;
     bad = wrong(c, w, a, b, n);
     algbw = bytes / t / 1e9;
     factor = w == ALLREDUCE   ? 2.0 * (size - 1) / size

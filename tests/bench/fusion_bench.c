@@ -10,7 +10,7 @@
 #include <collective.h>
 
 #include "median.h"
-#include "mono_clock.h"
+#include "hvd_clock.h"
 #include "resnet50.h"
 
 /* One step of 161 async requests, fused by the background thread: ms,
@@ -19,7 +19,7 @@ static double
 fused_step(coll_comm *c, float **grad, const size_t *sizes, int n)
 {
     coll_request *req[RESNET50_TENSORS];
-    double t0 = mono_now();
+    double t0 = hvd_mono_now();
 
     for (int i = n - 1; i >= 0; i--) { /* backprop order: last first */
         char name[16];
@@ -31,20 +31,20 @@ fused_step(coll_comm *c, float **grad, const size_t *sizes, int n)
     for (int i = 0; i < n; i++)
         if (coll_wait(req[i]) != 0)
             return -1;
-    return (mono_now() - t0) * 1e3;
+    return (hvd_mono_now() - t0) * 1e3;
 }
 
 /* One step of 161 blocking calls: ms, or -1. */
 static double
 blocking_step(coll_comm *c, float **grad, const size_t *sizes, int n)
 {
-    double t0 = mono_now();
+    double t0 = hvd_mono_now();
 
     for (int i = n - 1; i >= 0; i--)
         if (coll_allreduce(c, grad[i], grad[i], sizes[i], COLL_DT_F32,
                            COLL_OP_AVG) != 0)
             return -1;
-    return (mono_now() - t0) * 1e3;
+    return (hvd_mono_now() - t0) * 1e3;
 }
 
 int

@@ -19,7 +19,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "mono_clock.h"
+#include "hvd_clock.h"
 
 #define CHUNK (1 << 20)
 
@@ -34,7 +34,7 @@ die(const char *what)
 static double
 round_trip(int fd, char *out, char *in, size_t n)
 {
-    double t0 = mono_now();
+    double t0 = hvd_mono_now();
     size_t sent = 0, got = 0;
 
     while (sent < n || got < n) {
@@ -57,7 +57,7 @@ round_trip(int fd, char *out, char *in, size_t n)
             got += r > 0 ? (size_t)r : 0;
         }
     }
-    return mono_now() - t0;
+    return hvd_mono_now() - t0;
 }
 
 /* As libcollective's ring_connect.c sets them, before connect/listen. */

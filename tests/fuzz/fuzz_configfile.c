@@ -18,13 +18,13 @@ ignore(const char *name, const char *value, void *arg)
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    cfg_job job;
+    cfg_values job;
     cfg_err e;
 
-    cfg_job_init(&job);
+    cfg_values_init(&job);
     if (cfg_configfile_parse((const char *)data, size, "fuzz.yaml", &job, &e) ==
         0)
-        cfg_job_tunable_env(&job, ignore, NULL);
-    cfg_job_release(&job);
+        cfg_values_tunable_env(&job, ignore, NULL);
+    cfg_values_release(&job);
     return 0;
 }

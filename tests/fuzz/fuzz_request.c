@@ -63,7 +63,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             hvdd_response rs = {0};
             hvdd_handle(&st, &rq, &rs);
             free(rs.body);
-            job_check_heartbeats(&st.job, 200.0 + i);
+            hvdd_roster_check_heartbeats(&st.roster, 200.0 + i);
         }
     }
     hvdd_state_release(&st);

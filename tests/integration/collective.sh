@@ -5,6 +5,18 @@
 . "$(dirname "$0")/lib.sh"
 CHECK=${COLL_CHECK:?set COLL_CHECK to the coll_check program}
 HELLO=${HELLO:?set HELLO to the hello example}
+# The same checks run on either host transport (integration.collective_gloo
+# sets COLL_TRANSPORT=gloo); hvdrun forwards the variable to the workers.
+# Only the words of a timeout differ: the ring's own, or Gloo's.
+case "${COLL_TRANSPORT:-tcp}" in
+gloo) TIMEOUT_WORDS='allreduce: .*Timed out waiting 3000ms' ;;
+*) TIMEOUT_WORDS='allreduce: no progress with rank .* for 3 s' ;;
+esac
+echo "# transport: ${COLL_TRANSPORT:-tcp}"
+
+hvd -x COLL_TRANSPORT=nosuch -np 2 "$HELLO"
+check "unknown COLL_TRANSPORT: every rank fails, naming it" \
+    [ "$RC" -eq 1 -a "$(grep -c "COLL_TRANSPORT='nosuch': use tcp (the default) or gloo" "$TMP/out" "$TMP/err" | awk -F: '{n += $2} END {print n}')" -ge 2 ]
 
 for np in 1 2 3 4; do
     hvd -np $np "$CHECK"
@@ -105,7 +117,7 @@ timed_hvd --kill-grace 5 -x HOROVOD_GLOO_TIMEOUT_SECONDS=3 -np 4 "$CHECK" stall-
 check "stopped peer while streaming: 3 allreduce errors" \
     [ "$(grep -c 'a peer failed or timed out: allreduce' "$TMP/out")" -eq 3 ]
 check "stopped peer while streaming: the timeout named" \
-    grep -q 'allreduce: no progress with rank .* for 3 s' "$TMP/out"
+    grep -q "$TIMEOUT_WORDS" "$TMP/out"
 check "stopped peer while streaming: over within 15 s ($TOOK ms)" \
     [ "$TOOK" -lt 15000 ]
 # each rank queues an async name no other rank queues: after the timeout

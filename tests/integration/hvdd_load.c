@@ -20,7 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "mono_clock.h"
+#include "hvd_clock.h"
 
 enum step { REGISTER, PUT, GET, BARRIER, DONE };
 
@@ -204,14 +204,14 @@ main(int argc, char **argv)
     setrlimit(RLIMIT_NOFILE, &rl);
     cs = calloc((size_t)n, sizeof(*cs));
     ep = epoll_create1(0);
-    t0 = mono_now();
+    t0 = hvd_mono_now();
     limit = t0 + 60;
     if (cs == NULL || ep < 0 || connect_all(cs, ep) != 0) {
         fprintf(stderr, "hvdd_load: cannot open %d connections: %s\n", n,
                 strerror(errno));
         return 1;
     }
-    while (done < n && mono_now() < limit) {
+    while (done < n && hvd_mono_now() < limit) {
         int k = epoll_wait(ep, evs, 256, 1000);
         for (int i = 0; i < k; i++) {
             int r = pump(evs[i].data.ptr, ep);
@@ -230,7 +230,7 @@ main(int argc, char **argv)
         return 1;
     }
     printf("%d clients: %.3f s, all %d values read back equal\n", n,
-           mono_now() - t0, n);
+           hvd_mono_now() - t0, n);
     for (int i = 0; i < n; i++)
         close(cs[i].fd);
     free(cs);

@@ -8,7 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "client.h"
+#include "hvdd_client.h"
 
 static int
 num(const char *s)

@@ -5,7 +5,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "comm.h"
+#include "elementwise.h"
 #include "halfprec.h"
 #include "typed.h"
 #include "unit.h"
@@ -46,8 +46,8 @@ START_TEST(avg_by_power_of_two_is_division)
         size_t bad = 0;
         memcpy(fout, f, sizeof(f));
         memcpy(dout, d, sizeof(d));
-        comm_scale_avg(fout, N, COLL_DT_F32, size);
-        comm_scale_avg(dout, N, COLL_DT_F64, size);
+        elem_scale_avg(fout, N, COLL_DT_F32, size);
+        elem_scale_avg(dout, N, COLL_DT_F64, size);
         for (size_t i = 0; i < N; i++) {
             volatile float fq = f[i] / (float)size;
             volatile double dq = d[i] / (double)size;
@@ -67,12 +67,12 @@ START_TEST(avg_of_integers_and_halves)
     int32_t i32[3] = {7, -7, 8};
     uint16_t h[2] = {coll_f32_to_f16(3.0f), coll_f32_to_bf16(3.0f)};
 
-    comm_scale_avg(i32, 3, COLL_DT_I32, 2);
+    elem_scale_avg(i32, 3, COLL_DT_I32, 2);
     ck_assert_int_eq(i32[0], 3);
     ck_assert_int_eq(i32[1], -3); /* C division truncates */
     ck_assert_int_eq(i32[2], 4);
-    comm_scale_avg(&h[0], 1, COLL_DT_F16, 4);
-    comm_scale_avg(&h[1], 1, COLL_DT_BF16, 4);
+    elem_scale_avg(&h[0], 1, COLL_DT_F16, 4);
+    elem_scale_avg(&h[1], 1, COLL_DT_BF16, 4);
     ck_assert(coll_f16_to_f32(h[0]) == 0.75f);
     ck_assert(coll_bf16_to_f32(h[1]) == 0.75f);
 }
@@ -132,8 +132,8 @@ START_TEST(reduce_every_type_and_op)
                 put(y, (coll_dtype)dt, i, b[i]);
             }
             memcpy(acc, x, sizeof(x));
-            comm_reduce_to(out, x, y, N, (coll_dtype)dt, ops[o]);
-            comm_reduce_into(acc, y, N, (coll_dtype)dt, ops[o]); /* dst a */
+            elem_reduce_to(out, x, y, N, (coll_dtype)dt, ops[o]);
+            elem_reduce_into(acc, y, N, (coll_dtype)dt, ops[o]); /* dst a */
             for (size_t i = 0; i < N; i++) {
                 double want = expect(a[i], b[i], ops[o]);
                 ck_assert_msg(get(out, (coll_dtype)dt, i) == want,
@@ -146,7 +146,7 @@ START_TEST(reduce_every_type_and_op)
 }
 END_TEST
 
-/* comm_sum_scaled in one pass gives the bits of the sum then the
+/* elem_sum_scaled in one pass gives the bits of the sum then the
  * division, for floats (spread bit patterns) and, through the two-pass
  * fallback, integers. */
 START_TEST(sum_scaled_is_sum_then_division)
@@ -169,8 +169,8 @@ START_TEST(sum_scaled_is_sum_then_division)
     for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
         int size = sizes[s];
         size_t bad = 0;
-        comm_sum_scaled(fout, fa, fb, N, COLL_DT_F32, size);
-        comm_sum_scaled(dout, da, db, N, COLL_DT_F64, size);
+        elem_sum_scaled(fout, fa, fb, N, COLL_DT_F32, size);
+        elem_sum_scaled(dout, da, db, N, COLL_DT_F64, size);
         for (size_t i = 0; i < N; i++) {
             volatile float fs = fa[i] + fb[i];
             volatile double ds = da[i] + db[i];
@@ -181,7 +181,7 @@ START_TEST(sum_scaled_is_sum_then_division)
         }
         ck_assert_msg(bad == 0, "size %d: %zu values differ", size, bad);
     }
-    comm_sum_scaled(iout, ia, ib, 3, COLL_DT_I32, 3);
+    elem_sum_scaled(iout, ia, ib, 3, COLL_DT_I32, 3);
     ck_assert_int_eq(iout[0], 3);
     ck_assert_int_eq(iout[1], -1);
     ck_assert_int_eq(iout[2], 33);

@@ -1,5 +1,6 @@
 #include <string.h>
 
+#include "hvd_addr.h"
 #include "nic.h"
 #include "unit.h"
 
@@ -66,8 +67,8 @@ cluster(int n)
 
 START_TEST(one_host_uses_loopback)
 {
-    ck_assert_int_eq(nic_choose(hosts, 1, NULL, 0, NULL, NULL, network, picks,
-                                err, sizeof(err)),
+    ck_assert_int_eq(hvdd_nic_choose(hosts, 1, NULL, 0, NULL, NULL, network,
+                                     picks, err, sizeof(err)),
                      0);
     ck_assert_str_eq(network, "loopback");
     ck_assert_str_eq(picks[0].iface, "lo");
@@ -77,8 +78,8 @@ END_TEST
 START_TEST(picks_the_shared_network_with_per_host_names)
 {
     cluster(3);
-    ck_assert_int_eq(nic_choose(hosts, 3, probes, nprobes, NULL, NULL, network,
-                                picks, err, sizeof(err)),
+    ck_assert_int_eq(hvdd_nic_choose(hosts, 3, probes, nprobes, NULL, NULL,
+                                     network, picks, err, sizeof(err)),
                      0);
     ck_assert_str_eq(network, "10.1.0.0/16");
     ck_assert_str_eq(picks[0].iface, "eth0");
@@ -93,8 +94,8 @@ START_TEST(docker0_answering_for_itself_is_rejected)
     /* only docker0 is shared: every probe is answered by the prober */
     for (int h = 0; h < 2; h++)
         probe(h, "172.17.0.1", hosts[h].id);
-    ck_assert_int_eq(nic_choose(hosts, 2, probes, nprobes, NULL, NULL, network,
-                                picks, err, sizeof(err)),
+    ck_assert_int_eq(hvdd_nic_choose(hosts, 2, probes, nprobes, NULL, NULL,
+                                     network, picks, err, sizeof(err)),
                      -1);
     ck_assert_ptr_nonnull(strstr(err, "docker0 172.17.0.1/16: answered by "
                                       "the wrong host for 'host1'"));
@@ -103,13 +104,13 @@ END_TEST
 
 START_TEST(loopback_and_link_local_never_candidates)
 {
-    ck_assert(!nic_candidate("127.0.0.1"));
-    ck_assert(!nic_candidate("::1"));
-    ck_assert(!nic_candidate("fe80::1"));
-    ck_assert(!nic_candidate("169.254.3.4"));
-    ck_assert(nic_candidate("10.0.0.1"));
-    ck_assert(nic_candidate("2001:db8::1"));
-    ck_assert(!nic_candidate("not-an-address"));
+    ck_assert(!hvdd_nic_candidate("127.0.0.1"));
+    ck_assert(!hvdd_nic_candidate("::1"));
+    ck_assert(!hvdd_nic_candidate("fe80::1"));
+    ck_assert(!hvdd_nic_candidate("169.254.3.4"));
+    ck_assert(hvdd_nic_candidate("10.0.0.1"));
+    ck_assert(hvdd_nic_candidate("2001:db8::1"));
+    ck_assert(!hvdd_nic_candidate("not-an-address"));
 }
 END_TEST
 
@@ -119,8 +120,8 @@ START_TEST(unanswered_probe_rejects_network)
     add_addr(1, "eth0", "10.1.0.2", 16);
     probe(0, "10.1.0.2", "host1");
     probe(1, "10.1.0.1", ""); /* a firewall */
-    ck_assert_int_eq(nic_choose(hosts, 2, probes, nprobes, NULL, NULL, network,
-                                picks, err, sizeof(err)),
+    ck_assert_int_eq(hvdd_nic_choose(hosts, 2, probes, nprobes, NULL, NULL,
+                                     network, picks, err, sizeof(err)),
                      -1);
     ck_assert_ptr_nonnull(
         strstr(err, "host 'host1' [docker0 172.17.0.1/16: not probed; eth0 "
@@ -132,8 +133,8 @@ START_TEST(no_common_network_lists_every_candidate)
 {
     add_addr(0, "eth0", "10.1.0.1", 24);
     add_addr(1, "eth0", "10.2.0.1", 24);
-    ck_assert_int_eq(nic_choose(hosts, 2, probes, nprobes, NULL, NULL, network,
-                                picks, err, sizeof(err)),
+    ck_assert_int_eq(hvdd_nic_choose(hosts, 2, probes, nprobes, NULL, NULL,
+                                     network, picks, err, sizeof(err)),
                      -1);
     ck_assert_ptr_nonnull(strstr(err, "host 'host0' ["));
     ck_assert_ptr_nonnull(
@@ -172,25 +173,26 @@ START_TEST(tie_break_order)
     const char *missing[] = {"eth7", NULL};
 
     two_networks();
-    ck_assert_int_eq(nic_choose(hosts, 2, probes, nprobes, NULL, NULL, network,
-                                picks, err, sizeof(err)),
+    ck_assert_int_eq(hvdd_nic_choose(hosts, 2, probes, nprobes, NULL, NULL,
+                                     network, picks, err, sizeof(err)),
                      0);
     ck_assert_str_eq(network, "10.1.0.0/16"); /* by name: deterministic */
-    ck_assert_int_eq(nic_choose(hosts, 2, probes, nprobes, NULL, "10.9.0.0/16",
-                                network, picks, err, sizeof(err)),
+    ck_assert_int_eq(hvdd_nic_choose(hosts, 2, probes, nprobes, NULL,
+                                     "10.9.0.0/16", network, picks, err,
+                                     sizeof(err)),
                      0);
     ck_assert_str_eq(network, "10.9.0.0/16"); /* control network */
-    ck_assert_int_eq(nic_choose(hosts, 2, probes, nprobes, by_name,
-                                "10.1.0.0/16", network, picks, err,
-                                sizeof(err)),
+    ck_assert_int_eq(hvdd_nic_choose(hosts, 2, probes, nprobes, by_name,
+                                     "10.1.0.0/16", network, picks, err,
+                                     sizeof(err)),
                      0);
     ck_assert_str_eq(picks[1].iface, "ib0"); /* --network-interface first */
-    ck_assert_int_eq(nic_choose(hosts, 2, probes, nprobes, by_cidr, NULL,
-                                network, picks, err, sizeof(err)),
+    ck_assert_int_eq(hvdd_nic_choose(hosts, 2, probes, nprobes, by_cidr, NULL,
+                                     network, picks, err, sizeof(err)),
                      0);
     ck_assert_str_eq(picks[0].addr, "10.9.0.1");
-    ck_assert_int_eq(nic_choose(hosts, 2, probes, nprobes, missing, NULL,
-                                network, picks, err, sizeof(err)),
+    ck_assert_int_eq(hvdd_nic_choose(hosts, 2, probes, nprobes, missing, NULL,
+                                     network, picks, err, sizeof(err)),
                      -1);
 }
 END_TEST
@@ -199,11 +201,11 @@ START_TEST(network_of_address)
 {
     char net[80];
 
-    ck_assert_int_eq(nic_network("10.1.2.3", 16, net, sizeof(net)), 0);
+    ck_assert_int_eq(hvd_addr_network("10.1.2.3", 16, net, sizeof(net)), 0);
     ck_assert_str_eq(net, "10.1.0.0/16");
-    ck_assert_int_eq(nic_network("2001:db8::5", 64, net, sizeof(net)), 0);
+    ck_assert_int_eq(hvd_addr_network("2001:db8::5", 64, net, sizeof(net)), 0);
     ck_assert_str_eq(net, "2001:db8::/64");
-    ck_assert_int_eq(nic_network("10.1.2.3", 33, net, sizeof(net)), -1);
+    ck_assert_int_eq(hvd_addr_network("10.1.2.3", 33, net, sizeof(net)), -1);
 }
 END_TEST
 

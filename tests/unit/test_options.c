@@ -4,22 +4,22 @@
 #include "options.h"
 #include "unit.h"
 
-static cfg_job cli, file;
+static cfg_values cli, file;
 static cfg_err e;
 
 static void
 setup(void)
 {
-    cfg_job_init(&cli);
-    cfg_job_init(&file);
+    cfg_values_init(&cli);
+    cfg_values_init(&file);
     memset(&e, 0, sizeof(e));
 }
 
 static void
 teardown(void)
 {
-    cfg_job_release(&cli);
-    cfg_job_release(&file);
+    cfg_values_release(&cli);
+    cfg_values_release(&file);
 }
 
 static int
@@ -67,7 +67,7 @@ START_TEST(horovod_keys_map_to_horovod_variables)
     char env[1024] = "";
 
     ck_assert_int_eq(parse(horovod_example), 0);
-    ck_assert_int_eq(cfg_job_tunable_env(&file, collect, env), 0);
+    ck_assert_int_eq(cfg_values_tunable_env(&file, collect, env), 0);
     ck_assert_str_eq(env, "HOROVOD_FUSION_THRESHOLD=33554432;"
                           "HOROVOD_CYCLE_TIME=10;"
                           "HOROVOD_CACHE_CAPACITY=2048;"
@@ -92,7 +92,7 @@ START_TEST(autotune_details_need_autotune)
 
     ck_assert_int_eq(
         parse("autotune:\n  enabled: false\n  warmup_samples: 5\n"), 0);
-    ck_assert_int_eq(cfg_job_tunable_env(&file, collect, env), 0);
+    ck_assert_int_eq(cfg_values_tunable_env(&file, collect, env), 0);
     ck_assert_str_eq(env, "HOROVOD_AUTOTUNE=0;");
 }
 END_TEST
@@ -103,14 +103,14 @@ START_TEST(own_keys)
                            "kill_grace: 1.5\nenv: [A=1, B]\n"
                            "hostfile: hosts.txt\n"),
                      0);
-    ck_assert_str_eq(cfg_job_get(&file, CFG_OPT_NP), "4");
-    ck_assert_str_eq(cfg_job_get(&file, CFG_OPT_HOSTS), "a:2,b:2");
-    ck_assert(cfg_job_flag(&file, CFG_OPT_VERBOSE));
-    ck_assert(cfg_job_double(&file, CFG_OPT_KILL_GRACE, 0) == 1.5);
+    ck_assert_str_eq(cfg_values_get(&file, CFG_OPT_NP), "4");
+    ck_assert_str_eq(cfg_values_get(&file, CFG_OPT_HOSTS), "a:2,b:2");
+    ck_assert(cfg_values_flag(&file, CFG_OPT_VERBOSE));
+    ck_assert(cfg_values_double(&file, CFG_OPT_KILL_GRACE, 0) == 1.5);
     ck_assert_uint_eq(file.nlist, 2);
     ck_assert_str_eq(file.list[1], "B");
     /* relative to the config file, not to the working directory */
-    ck_assert_str_eq(cfg_job_get(&file, CFG_OPT_HOSTFILE),
+    ck_assert_str_eq(cfg_values_get(&file, CFG_OPT_HOSTFILE),
                      "/etc/job/hosts.txt");
 }
 END_TEST
@@ -129,13 +129,13 @@ START_TEST(command_line_over_file_over_defaults)
     ck_assert_int_eq(parse("np: 4\nparams:\n  cycle_time_ms: 10\n"
                            "  cache_capacity: 7\nenv: [A=file, B=file]\n"),
                      0);
-    ck_assert_int_eq(cfg_job_set(&cli, CFG_OPT_NP, "8", &e), 0);
-    ck_assert_int_eq(cfg_job_set(&cli, CFG_OPT_CYCLE_TIME_MS, "2.5", &e), 0);
-    ck_assert_int_eq(cfg_job_set(&cli, CFG_OPT_ENV, "A=cli", &e), 0);
-    ck_assert_int_eq(cfg_job_merge(&cli, &file, &e), 0);
-    ck_assert_str_eq(cfg_job_get(&cli, CFG_OPT_NP), "8");
-    ck_assert_int_eq(cfg_job_long(&cli, CFG_OPT_KILL_GRACE, 3), 3);
-    ck_assert_int_eq(cfg_job_tunable_env(&cli, collect, env), 0);
+    ck_assert_int_eq(cfg_values_set(&cli, CFG_OPT_NP, "8", &e), 0);
+    ck_assert_int_eq(cfg_values_set(&cli, CFG_OPT_CYCLE_TIME_MS, "2.5", &e), 0);
+    ck_assert_int_eq(cfg_values_set(&cli, CFG_OPT_ENV, "A=cli", &e), 0);
+    ck_assert_int_eq(cfg_values_merge(&cli, &file, &e), 0);
+    ck_assert_str_eq(cfg_values_get(&cli, CFG_OPT_NP), "8");
+    ck_assert_int_eq(cfg_values_long(&cli, CFG_OPT_KILL_GRACE, 3), 3);
+    ck_assert_int_eq(cfg_values_tunable_env(&cli, collect, env), 0);
     ck_assert_str_eq(env, "HOROVOD_CYCLE_TIME=2.5;HOROVOD_CACHE_CAPACITY=7;");
     /* file entries first, so that the command line's A wins when applied */
     ck_assert_uint_eq(cli.nlist, 3);

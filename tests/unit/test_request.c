@@ -62,7 +62,7 @@ START_TEST(control_needs_the_token)
     ck_assert_int_eq(call("POST", "/v1/abort", "Bearer " TOKEN "0",
                           "{\"reason\":\"x\"}", NULL, 1, 0),
                      401);
-    ck_assert_int_eq(st.job.aborted, 0); /* nothing changed */
+    ck_assert_int_eq(st.roster.aborted, 0); /* nothing changed */
     ck_assert_int_eq(call("GET", "/v1/status", AUTH, NULL, NULL, 0, 0), 200);
     ck_assert(body_has("\"size\":2"));
 }
@@ -224,14 +224,14 @@ START_TEST(barrier_and_heartbeats)
     ck_assert_int_eq(call("POST", "/v1/barrier", AUTH,
                           "{\"name\":\"start\",\"rank\":0}", NULL, 1, 0),
                      200);
-    st.job.heartbeat_timeout = 5;
+    st.roster.heartbeat_timeout = 5;
     ck_assert_int_eq(
         call("POST", "/v1/heartbeat", AUTH, "{\"rank\":1}", NULL, 1, 0), 200);
     ck_assert_int_eq(
         call("POST", "/v1/heartbeat", AUTH, "{\"rank\":7}", NULL, 1, 0), 409);
-    ck_assert_int_eq(job_check_heartbeats(&st.job, 104.0), 0);
-    ck_assert_int_eq(job_check_heartbeats(&st.job, 106.0), 1);
-    ck_assert_ptr_nonnull(strstr(st.job.abort_reason, "rank 0 on host 'a'"));
+    ck_assert_int_eq(hvdd_roster_check_heartbeats(&st.roster, 104.0), 0);
+    ck_assert_int_eq(hvdd_roster_check_heartbeats(&st.roster, 106.0), 1);
+    ck_assert_ptr_nonnull(strstr(st.roster.abort_reason, "rank 0 on host 'a'"));
     ck_assert_int_eq(call("GET", "/v1/status", AUTH, NULL, NULL, 1, 0), 200);
     ck_assert(body_has("\"aborted\":true"));
     ck_assert(body_has("\"state\":\"lost\""));
@@ -353,7 +353,7 @@ END_TEST
 START_TEST(agent_heartbeats)
 {
     start(3, "a:1,b:1,c:1");
-    st.job.heartbeat_timeout = 5;
+    st.roster.heartbeat_timeout = 5;
     ck_assert_int_eq(call("POST", "/v1/agent/heartbeat", AUTH,
                           "{\"host\":\"b\"}", NULL, 1, 0),
                      409); /* not registered yet */
@@ -367,9 +367,9 @@ START_TEST(agent_heartbeats)
     ck_assert_int_eq(
         call("POST", "/v1/agent/exit", AUTH, "{\"host\":\"c\"}", NULL, 1, 0),
         200);
-    ck_assert_int_eq(job_check_heartbeats(&st.job, 104.0), 0);
-    ck_assert_int_eq(job_check_heartbeats(&st.job, 106.0), 1);
-    ck_assert_str_eq(st.job.abort_reason,
+    ck_assert_int_eq(hvdd_roster_check_heartbeats(&st.roster, 104.0), 0);
+    ck_assert_int_eq(hvdd_roster_check_heartbeats(&st.roster, 106.0), 1);
+    ck_assert_str_eq(st.roster.abort_reason,
                      "the agent of host 'b' sent no heartbeat for 6.0 s");
 }
 END_TEST

@@ -8,7 +8,7 @@ START_TEST(identity_variables)
     cfg_hostlist l;
     cfg_plan p;
     envlist base = {0}, env = {0};
-    job_net net = {"10.0.0.1", 29500, "eth0", "10.0.0.9", 4321, "t0k", 2.5};
+    worker_net net = {"10.0.0.1", 29500, "eth0", "10.0.0.9", 4321, "t0k", 2.5};
 
     cfg_hostlist_init(&l);
     ck_assert_int_eq(cfg_hostspec_parse("worker-0:1,worker-1:2", &l, NULL), 0);
@@ -34,8 +34,8 @@ START_TEST(identity_variables)
     ck_assert_str_eq(envlist_get(&env, "HOROVOD_GLOO_RENDEZVOUS_PORT"), "4321");
     ck_assert_str_eq(envlist_get(&env, "HVDD_TOKEN"), "t0k");
     ck_assert_str_eq(envlist_get(&env, "HVDD_HEARTBEAT_SECONDS"), "2.5");
-    envlist_free(&env);
-    envlist_free(&base);
+    envlist_release(&env);
+    envlist_release(&base);
     cfg_plan_release(&p);
     cfg_hostlist_release(&l);
 }
@@ -57,15 +57,16 @@ START_TEST(base_forwards_filters_and_overrides)
 {
     char *environ_[] = {"PATH=/bin", "OLDPWD=/x", "KEEP=launcher",
                         "CUDA_VISIBLE_DEVICES=1", NULL};
-    cfg_job job;
+    cfg_values job;
     envlist base = {0};
     const char *missing;
 
-    cfg_job_init(&job);
-    ck_assert_int_eq(cfg_job_set(&job, CFG_OPT_ENV, "KEEP=override", NULL), 0);
-    ck_assert_int_eq(cfg_job_set(&job, CFG_OPT_ENV, "HVD_SURELY_UNSET", NULL),
+    cfg_values_init(&job);
+    ck_assert_int_eq(cfg_values_set(&job, CFG_OPT_ENV, "KEEP=override", NULL),
                      0);
-    ck_assert_int_eq(cfg_job_set(&job, CFG_OPT_CYCLE_TIME_MS, "5", NULL), 0);
+    ck_assert_int_eq(
+        cfg_values_set(&job, CFG_OPT_ENV, "HVD_SURELY_UNSET", NULL), 0);
+    ck_assert_int_eq(cfg_values_set(&job, CFG_OPT_CYCLE_TIME_MS, "5", NULL), 0);
     ck_assert_int_eq(worker_env_base(&base, environ_, &job, &missing), 0);
     ck_assert_str_eq(envlist_get(&base, "PATH"), "/bin");
     ck_assert_ptr_null(envlist_get(&base, "OLDPWD"));
@@ -73,8 +74,8 @@ START_TEST(base_forwards_filters_and_overrides)
     ck_assert_str_eq(envlist_get(&base, "KEEP"), "override");
     ck_assert_str_eq(envlist_get(&base, "HOROVOD_CYCLE_TIME"), "5");
     ck_assert_str_eq(missing, "HVD_SURELY_UNSET");
-    envlist_free(&base);
-    cfg_job_release(&job);
+    envlist_release(&base);
+    cfg_values_release(&job);
 }
 END_TEST
 

@@ -1,0 +1,190 @@
+/* The control API (/v1/...): registration, heartbeats, barriers, exits,
+ * abort and status. Every body is a JSON object. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "routes.h"
+
+/* The JSON body, or NULL after replying 400. */
+static json_t *
+parse_body(const hvdd_request *rq, hvdd_response *rs)
+{
+    json_error_t err;
+    json_t *j = json_loadb(rq->body ? rq->body : "", rq->body_len,
+                           JSON_REJECT_DUPLICATES, &err);
+
+    if (j == NULL || !json_is_object(j)) {
+        hvdd_reply_text(rs, 400, "expected a JSON object: %s",
+                        j ? "not an object" : err.text);
+        json_decref(j);
+        return NULL;
+    }
+    return j;
+}
+
+/* An integer member, or dflt when absent; -2 when it is not an integer. */
+static long
+int_member(json_t *j, const char *name, long dflt)
+{
+    json_t *v = json_object_get(j, name);
+
+    if (v == NULL)
+        return dflt;
+    return json_is_integer(v) ? (long)json_integer_value(v) : -2;
+}
+
+static json_t *
+identity(const hvdd_state *st, int rank)
+{
+    const hvdd_roster *j = &st->roster;
+    const cfg_slot *s = &j->plan.slots[rank];
+
+    return json_pack("{si si si si si si ss ss ss si}", "rank", rank, "size",
+                     j->size, "local_rank", s->local_rank, "local_size",
+                     s->local_size, "cross_rank", s->cross_rank, "cross_size",
+                     s->cross_size, "host", j->hosts.hosts[s->host].name,
+                     "iface", hvdd_roster_iface(j, s->host), "master_addr",
+                     hvdd_roster_master_addr(j), "master_port", j->master_port);
+}
+
+static void
+do_register(hvdd_state *st, const hvdd_request *rq, hvdd_response *rs,
+            json_t *b)
+{
+    const char *host = json_string_value(json_object_get(b, "host"));
+    long pid = int_member(b, "pid", 0), rank = int_member(b, "rank", -1);
+    int waiting = *rq->conn_state >= 0, r;
+    char err[512];
+
+    if (host == NULL || host[0] == '\0' || strlen(host) > 255 || pid < 0 ||
+        rank < -1) {
+        hvdd_reply_text(rs, 400,
+                        "register needs \"host\" (text), \"pid\" and an "
+                        "optional \"rank\" (integers)");
+        return;
+    }
+    if (waiting) /* asked again after a wait: conn_state is the arrival */
+        r = hvdd_roster_arrival_rank(&st->roster, *rq->conn_state);
+    else
+        r = hvdd_roster_register(&st->roster, host, (int)pid, (int)rank,
+                                 &st->kv, rq->now, rq->conn_state, err,
+                                 sizeof(err));
+    if (r == -1) {
+        hvdd_reply_text(rs, 409, "%s", waiting ? "registration lost" : err);
+        return;
+    }
+    if (r == -2) {
+        if (rq->deadline_passed)
+            hvdd_reply_text(rs, 408, "not every rank registered in time");
+        else
+            hvdd_reply_wait(rs, "register", HVDD_MAX_WAIT_MS);
+        return;
+    }
+    if (!waiting)
+        snprintf(rs->notify, sizeof(rs->notify), "register");
+    hvdd_reply_json(rs, 200, identity(st, r));
+}
+
+static void
+do_barrier(hvdd_state *st, const hvdd_request *rq, hvdd_response *rs, json_t *b)
+{
+    const char *name = json_string_value(json_object_get(b, "name"));
+    long rank = int_member(b, "rank", -2);
+    char event[300];
+    int r;
+
+    if (name == NULL || !hvdd_kv_name_ok(name, 200) || rank < 0) {
+        hvdd_reply_text(rs, 400, "barrier needs \"name\" and \"rank\"");
+        return;
+    }
+    r = hvdd_roster_barrier(&st->roster, name, (int)rank, rq->conn_state);
+    snprintf(event, sizeof(event), "barrier/%s", name);
+    if (r < 0)
+        hvdd_reply_text(rs, 409, "rank %ld is not registered", rank);
+    else if (r == 1) {
+        snprintf(rs->notify, sizeof(rs->notify), "%s", event);
+        hvdd_reply_text(rs, 200, "ok");
+    } else if (rq->deadline_passed)
+        hvdd_reply_text(rs, 408, "barrier '%s' not complete in time", name);
+    else
+        hvdd_reply_wait(rs, event, HVDD_MAX_WAIT_MS);
+}
+
+static void
+do_rank_call(hvdd_state *st, const char *what, hvdd_response *rs, json_t *b,
+             double now)
+{
+    long rank = int_member(b, "rank", -2), code = int_member(b, "code", 0);
+    long pid = int_member(b, "pid", 0);
+    int r =
+        strcmp(what, "heartbeat") == 0
+            ? hvdd_roster_heartbeat(&st->roster, (int)rank, now)
+            : hvdd_roster_exited(&st->roster, (int)rank, (int)code, (int)pid);
+
+    if (rank < 0 || r != 0)
+        hvdd_reply_text(rs, 409, "%s: rank %ld is not %s", what, rank,
+                        strcmp(what, "heartbeat") == 0 ? "registered"
+                                                       : "a rank of the plan");
+    else if (st->roster.aborted)
+        hvdd_reply_text(rs, 410, "job aborted: %s", st->roster.abort_reason);
+    else
+        hvdd_reply_text(rs, 200, "ok");
+}
+
+static void
+do_abort(hvdd_state *st, hvdd_response *rs, json_t *b)
+{
+    const char *reason = json_string_value(json_object_get(b, "reason"));
+
+    if (reason == NULL || reason[0] == '\0') {
+        hvdd_reply_text(rs, 400, "abort needs a \"reason\"");
+        return;
+    }
+    hvdd_roster_abort(&st->roster, reason);
+    snprintf(rs->notify, sizeof(rs->notify), "*");
+    hvdd_reply_text(rs, 200, "aborted: %s", st->roster.abort_reason);
+}
+
+void
+hvdd_control_route(hvdd_state *st, const hvdd_request *rq, hvdd_response *rs)
+{
+    const char *what = rq->path + 4;
+    json_t *b;
+
+    if (strcmp(what, "status") == 0 && strcmp(rq->method, "GET") == 0) {
+        char *s = hvdd_status_json(st);
+        if (s == NULL) {
+            hvdd_reply_text(rs, 500, "out of memory");
+            return;
+        }
+        rs->status = 200;
+        rs->content_type = "application/json";
+        rs->body = s;
+        rs->len = strlen(s);
+        return;
+    }
+    if (strcmp(rq->method, "POST") != 0) {
+        hvdd_reply_text(
+            rs,
+            strstr("status register barrier heartbeat exit abort", what) &&
+                    what[0]
+                ? 405
+                : 404,
+            "%s /v1/%s: no such route", rq->method, what);
+        return;
+    }
+    if ((b = parse_body(rq, rs)) == NULL)
+        return;
+    if (strcmp(what, "register") == 0)
+        do_register(st, rq, rs, b);
+    else if (strcmp(what, "barrier") == 0)
+        do_barrier(st, rq, rs, b);
+    else if (strcmp(what, "heartbeat") == 0 || strcmp(what, "exit") == 0)
+        do_rank_call(st, what, rs, b, rq->now);
+    else if (strcmp(what, "abort") == 0)
+        do_abort(st, rs, b);
+    else if (!hvdd_agent_route(st, what, rq, rs, b))
+        hvdd_reply_text(rs, 404, "POST /v1/%s: no such route", what);
+    json_decref(b);
+}

@@ -1,0 +1,99 @@
+/* The job as hvdd sees it: the plan, who has registered, heartbeats,
+ * barriers, exit codes, and an abort reason. Not thread-safe: the server
+ * serialises. Times are seconds on a monotonic clock. */
+#ifndef HVDD_ROSTER_H
+#define HVDD_ROSTER_H
+
+#include "agents.h"
+#include "hmap.h"
+#include "hostlist.h"
+#include "kvstore.h"
+#include "plan.h"
+
+typedef enum rank_state {
+    RANK_PENDING,    /* not registered yet */
+    RANK_REGISTERED, /* registered, running */
+    RANK_EXITED,     /* reported its exit */
+    RANK_LOST        /* missed its heartbeats */
+} rank_state;
+
+typedef struct rank_info {
+    rank_state state;
+    int pid;
+    int exit_code;
+    double last_seen;
+} rank_info;
+
+/* A registration that arrived before the plan was known (standalone hvdd
+ * without --hosts): ranks are given once all have arrived. */
+typedef struct arrival {
+    char host[256];
+    int pid;
+    int rank; /* once the plan exists */
+} hvdd_arrival;
+
+typedef struct hvdd_roster {
+    int size;
+    int has_plan;
+    cfg_hostlist hosts;
+    cfg_plan plan;
+    rank_info *ranks; /* size entries once the plan exists */
+    hvdd_arrival *arrivals;
+    int narrivals;
+    hmap arrived;  /* "host pid" -> arrival index + 1: no one twice */
+    hmap barriers; /* name -> barrier */
+    char abort_reason[512];
+    int aborted;
+    double heartbeat_timeout; /* 0: off */
+    agents agents;            /* the NIC choice, once the plan exists */
+    char iface[64];           /* the NIC of a one-host job */
+    char master_addr[256];
+    int master_port;
+} hvdd_roster;
+
+/* Creates a job of `size` ranks; with hosts_spec ("a:2,b:2") its plan is
+ * known at once, else it is made from the registrations. Scope sizes for
+ * Horovod's finalising DELETE go into kv. Errors go to err. */
+int hvdd_roster_init(hvdd_roster *j, int size, const char *hosts_spec,
+                     kvstore *kv, char *err, size_t errlen);
+void hvdd_roster_release(hvdd_roster *j);
+
+/* Index of a host of the plan by name, or -1. */
+int hvdd_roster_host_index(const hvdd_roster *j, const char *name);
+
+/* The interface and MASTER_ADDR a rank on host h uses: the agents' choice
+ * across hosts, else the one-host settings. */
+const char *hvdd_roster_iface(const hvdd_roster *j, int h);
+const char *hvdd_roster_master_addr(const hvdd_roster *j);
+
+/* Registers a worker. rank < 0 means "any free rank on this host". Returns
+ * the rank (>= 0), -1 with err when refused, or -2 when the answer must
+ * wait for the other workers (standalone): then *arrival says which
+ * arrival to ask hvdd_roster_arrival_rank about later. */
+int hvdd_roster_register(hvdd_roster *j, const char *host, int pid, int rank,
+                         kvstore *kv, double now, int *arrival, char *err,
+                         size_t errlen);
+
+/* The rank given to an arrival, or -2 while the plan is incomplete. */
+int hvdd_roster_arrival_rank(const hvdd_roster *j, int arrival);
+
+/* A heartbeat from rank; -1 when there is no such registered rank. */
+int hvdd_roster_heartbeat(hvdd_roster *j, int rank, double now);
+
+/* Records rank's exit code. */
+int hvdd_roster_exited(hvdd_roster *j, int rank, int code, int pid);
+
+/* Joins barrier `name` as rank; returns 1 once all `size` ranks joined
+ * this round, 0 while waiting, -1 for a bad rank. A barrier is reusable:
+ * the round after completion starts empty. `round` is the round the
+ * caller joined (pass the same value when asking again). */
+int hvdd_roster_barrier(hvdd_roster *j, const char *name, int rank, int *round);
+
+/* Stops the job with a reason (the first reason wins). */
+void hvdd_roster_abort(hvdd_roster *j, const char *reason);
+
+/* Declares ranks whose last heartbeat is older than the timeout lost and
+ * aborts naming the first; returns 1 when it aborted. */
+int hvdd_roster_check_heartbeats(hvdd_roster *j, double now);
+
+#endif

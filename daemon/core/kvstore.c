@@ -1,0 +1,190 @@
+#include "kvstore.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct kv_scope {
+    hmap keys;     /* key -> kv_value */
+    hmap finished; /* ranks that DELETEd, in a sized scope */
+    int size;      /* 0: ad-hoc scope */
+} kv_scope;
+
+void
+hvdd_kv_init(kvstore *kv)
+{
+    memset(kv, 0, sizeof(*kv));
+    hvdd_hmap_init(&kv->scopes);
+}
+
+static void
+scope_free(void *p)
+{
+    kv_scope *s = p;
+
+    hvdd_hmap_release(&s->keys, free);
+    hvdd_hmap_release(&s->finished, NULL);
+    free(s);
+}
+
+void
+hvdd_kv_release(kvstore *kv)
+{
+    hvdd_hmap_release(&kv->scopes, scope_free);
+    hvdd_kv_init(kv);
+}
+
+int
+hvdd_kv_name_ok(const char *s, size_t max)
+{
+    size_t n = 0;
+
+    /* max counts the NUL, as the buffers that hold names do */
+    for (; s[n]; n++)
+        if (s[n] < 0x21 || s[n] > 0x7e || s[n] == '/' || n + 1 >= max)
+            return 0;
+    return n > 0;
+}
+
+static kv_scope *
+scope_get(kvstore *kv, const char *name, int create)
+{
+    kv_scope *s = hvdd_hmap_get(&kv->scopes, name);
+
+    if (s || !create)
+        return s;
+    if ((s = calloc(1, sizeof(*s))) == NULL)
+        return NULL;
+    hvdd_hmap_init(&s->keys);
+    hvdd_hmap_init(&s->finished);
+    if (hvdd_hmap_put(&kv->scopes, name, s, NULL) != 0) {
+        free(s);
+        return NULL;
+    }
+    return s;
+}
+
+int
+hvdd_kv_set_scope_size(kvstore *kv, const char *scope, int size)
+{
+    kv_scope *s;
+
+    if (!hvdd_kv_name_ok(scope, KV_MAX_SCOPE))
+        return KV_EBADNAME;
+    if ((s = scope_get(kv, scope, 1)) == NULL)
+        return KV_ENOMEM;
+    s->size = size;
+    return KV_OK;
+}
+
+int
+hvdd_kv_put(kvstore *kv, const char *scope, const char *key, const void *data,
+            size_t len)
+{
+    kv_scope *s;
+    kv_value *v, *old;
+
+    if (!hvdd_kv_name_ok(scope, KV_MAX_SCOPE) ||
+        !hvdd_kv_name_ok(key, KV_MAX_KEY))
+        return KV_EBADNAME;
+    if (len > KV_MAX_VALUE)
+        return KV_ETOOBIG;
+    old = (kv_value *)hvdd_kv_get(kv, scope, key);
+    if ((old == NULL && kv->nkeys >= KV_MAX_KEYS) ||
+        kv->nbytes - (old ? old->len : 0) + len > KV_MAX_BYTES)
+        return KV_EFULL;
+    if ((s = scope_get(kv, scope, 1)) == NULL ||
+        (v = malloc(sizeof(*v) + len)) == NULL)
+        return KV_ENOMEM;
+    v->len = len;
+    if (len)
+        memcpy(v->data, data, len);
+    if (hvdd_hmap_put(&s->keys, key, v, (void **)&old) != 0) {
+        free(v);
+        return KV_ENOMEM;
+    }
+    if (old) {
+        kv->nbytes -= old->len;
+        free(old);
+    } else {
+        kv->nkeys++;
+    }
+    kv->nbytes += len;
+    return KV_OK;
+}
+
+const kv_value *
+hvdd_kv_get(const kvstore *kv, const char *scope, const char *key)
+{
+    kv_scope *s = hvdd_hmap_get(&kv->scopes, scope);
+
+    return s ? hvdd_hmap_get(&s->keys, key) : NULL;
+}
+
+static void
+drop_value(kvstore *kv, kv_value *v)
+{
+    kv->nkeys--;
+    kv->nbytes -= v->len;
+    free(v);
+}
+
+static void
+count_and_free(const char *key, void *value, void *arg)
+{
+    (void)key;
+    drop_value(arg, value);
+}
+
+static void
+clear_scope(kvstore *kv, kv_scope *s)
+{
+    hvdd_hmap_each(&s->keys, count_and_free, kv);
+    hvdd_hmap_release(&s->keys, NULL);
+    hvdd_hmap_release(&s->finished, NULL);
+}
+
+int
+hvdd_kv_delete(kvstore *kv, const char *scope, const char *key)
+{
+    kv_scope *s;
+    kv_value *v;
+
+    if (!hvdd_kv_name_ok(scope, KV_MAX_SCOPE) ||
+        !hvdd_kv_name_ok(key, KV_MAX_KEY))
+        return KV_EBADNAME;
+    if ((s = hvdd_hmap_get(&kv->scopes, scope)) == NULL)
+        return 0;
+    if (s->size == 0) {
+        if ((v = hvdd_hmap_remove(&s->keys, key)) != NULL)
+            drop_value(kv, v);
+        if (s->keys.count == 0)
+            scope_free(hvdd_hmap_remove(&kv->scopes, scope));
+        return 0;
+    }
+    /* A member that DELETEs twice counts once. */
+    if (hvdd_hmap_get(&s->finished, key) == NULL &&
+        hvdd_hmap_put(&s->finished, key, s, NULL) != 0)
+        return KV_ENOMEM;
+    if ((int)s->finished.count < s->size)
+        return 0;
+    clear_scope(kv, s);
+    return 1;
+}
+
+const char *
+hvdd_kv_strerror(int code)
+{
+    switch (code) {
+    case KV_OK:
+        return "ok";
+    case KV_ENOMEM:
+        return "out of memory";
+    case KV_EBADNAME:
+        return "scope and key must be 1 to 128 and 512 printable bytes";
+    case KV_ETOOBIG:
+        return "value larger than 1 MiB";
+    case KV_EFULL:
+        return "the store is full (262144 keys or 256 MiB)";
+    }
+    return "unknown error";
+}

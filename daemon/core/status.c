@@ -1,0 +1,94 @@
+/* GET /v1/status: the job as hvdd sees it, as JSON. */
+#include <jansson.h>
+#include <stdlib.h>
+
+#include "request.h"
+
+static const char *
+state_name(rank_state s)
+{
+    static const char *names[] = {"pending", "registered", "exited", "lost"};
+
+    return names[s];
+}
+
+static json_t *
+ranks_json(const hvdd_roster *j)
+{
+    json_t *a = json_array();
+
+    for (int r = 0; a && j->has_plan && r < j->size; r++) {
+        const rank_info *ri = &j->ranks[r];
+        json_t *o = json_pack("{si ss ss si}", "rank", r, "host",
+                              j->hosts.hosts[j->plan.slots[r].host].name,
+                              "state", state_name(ri->state), "pid", ri->pid);
+        if (o && ri->state == RANK_EXITED)
+            json_object_set_new(o, "exit_code", json_integer(ri->exit_code));
+        json_array_append_new(a, o);
+    }
+    return a;
+}
+
+static json_t *
+hosts_json(const hvdd_roster *j)
+{
+    json_t *a = json_array();
+
+    for (int h = 0; a && j->has_plan && h < j->plan.nhosts; h++)
+        json_array_append_new(
+            a, json_pack(
+                   "{ss si ss}", "name", j->hosts.hosts[h].name, "ranks",
+                   j->plan.slots[cfg_plan_first_rank(&j->plan, h)].local_size,
+                   "iface", hvdd_roster_iface(j, h)));
+    return a;
+}
+
+/* The agents' decision: the network, or what is pending, or why none. */
+static void
+add_network(const hvdd_roster *j, json_t *nic)
+{
+    const agents *a = &j->agents;
+
+    json_object_set_new(nic, "decision",
+                        json_string(a->decided > 0    ? "chosen"
+                                    : a->decided == 0 ? "pending"
+                                                      : "failed"));
+    if (a->decided > 0)
+        json_object_set_new(nic, "network", json_string(a->network));
+    if (a->decided < 0)
+        json_object_set_new(nic, "error", json_string(a->error));
+}
+
+static int
+registered(const hvdd_roster *j)
+{
+    int n = 0;
+
+    if (!j->has_plan)
+        return j->narrivals;
+    for (int r = 0; r < j->size; r++)
+        n += j->ranks[r].state != RANK_PENDING;
+    return n;
+}
+
+char *
+hvdd_status_json(const hvdd_state *st)
+{
+    const hvdd_roster *j = &st->roster;
+    json_t *o = json_pack(
+        "{si si sb so* so* s{ss ss si}}", "size", j->size, "registered",
+        registered(j), "aborted", j->aborted, "hosts", hosts_json(j), "ranks",
+        ranks_json(j), "nic", "iface", j->iface, "master_addr",
+        hvdd_roster_master_addr(j), "master_port", j->master_port);
+    char *s;
+
+    if (o == NULL)
+        return NULL;
+    if (j->aborted)
+        json_object_set_new(o, "abort_reason", json_string(j->abort_reason));
+    if (j->has_plan)
+        add_network(j, json_object_get(o, "nic"));
+    s = json_dumps(o, JSON_COMPACT);
+    json_decref(o);
+    return s;
+}

@@ -1,0 +1,261 @@
+/* hvdrun-agent: runs one host's share of a job for the launcher (started
+ * over SSH, or directly for the launch host's own slots). The job comes on
+ * stdin (hvdrun_brief.h); EOF there means the launcher is gone, and the
+ * workers are stopped. */
+#include <errno.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "agent_beat.h"
+#include "agent_brief.h"
+#include "agent_nic.h"
+#include "exit_codes.h"
+#include "worker_group.h"
+#include "quiet_thread.h"
+#include "worker_env.h"
+
+#define MAX_JOB_LINE (64 << 20)
+
+/* Reads stdin up to the end of the next line, without reading past it
+ * more than the caller's buffer holds. Returns the line (malloc'd, no
+ * newline) or NULL at EOF. */
+static char *
+read_line(char **buf, size_t *len)
+{
+    size_t cap = *len + 65536;
+    char *nl;
+
+    for (;;) {
+        if ((nl = *buf ? memchr(*buf, '\n', *len) : NULL) != NULL) {
+            size_t n = (size_t)(nl - *buf);
+            char *line = strndup(*buf, n);
+            memmove(*buf, nl + 1, *len - n - 1);
+            *len -= n + 1;
+            return line;
+        }
+        if (*len >= MAX_JOB_LINE)
+            return NULL;
+        char *grown = realloc(*buf, cap);
+        if (grown == NULL)
+            return NULL;
+        *buf = grown;
+        ssize_t r = read(STDIN_FILENO, *buf + *len, cap - *len);
+        if (r <= 0 && !(r < 0 && errno == EINTR))
+            return NULL;
+        *len += r > 0 ? (size_t)r : 0;
+        cap = *len + 65536;
+    }
+}
+
+/* One control line to the launcher: HVDRUN_CONTROL, then the text. */
+static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static void
+say(const char *fmt, ...)
+{
+    char line[1200];
+    size_t pre = strlen(HVDRUN_CONTROL), room = sizeof(line) - pre - 1;
+    va_list ap;
+    int n;
+
+    memcpy(line, HVDRUN_CONTROL, pre);
+    va_start(ap, fmt);
+    n = vsnprintf(line + pre, room, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        n = 0;
+    if ((size_t)n >= room) /* cut: the line still ends */
+        n = (int)room - 1;
+    n += (int)pre;
+    line[n++] = '\n';
+    if (write(STDOUT_FILENO, line, (size_t)n) != n)
+        exit(HVD_EXIT_LAUNCH); /* the launcher is gone */
+}
+
+/* Each worker's end goes to hvdd, so that its view of the job (GET
+ * /v1/status, the launcher's summary) covers every program, not only
+ * those that register. hvdd gone: stop trying, the launcher knows. */
+typedef struct reporter {
+    hvdd_client *c;
+    int broken;
+} reporter;
+
+static void
+report_end(void *arg, int rank, int pid, int status)
+{
+    reporter *rp = arg;
+    int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    int r;
+
+    if (rp->c == NULL || rp->broken)
+        return;
+    r = hvdd_client_post(
+        rp->c, "exit",
+        json_pack("{si si si}", "rank", rank, "code", code, "pid", pid), 2000,
+        NULL);
+    rp->broken = r == HVDD_ECONNECT || r == HVDD_ETIMEOUT;
+}
+
+static int
+run_workers(hvdrun_brief *j, const agent_net *an)
+{
+    reporter rp = {
+        hvdd_client_new(j->rendezvous_addr, j->rendezvous_port, j->token, 1),
+        0};
+    int first = cfg_plan_first_rank(&j->plan, j->host), n = 0, code, i;
+    worker_net net = {an->master_addr,    an->master_port,    an->iface,
+                      j->rendezvous_addr, j->rendezvous_port, j->token,
+                      j->heartbeat};
+
+    while (first + n < j->plan.size && j->plan.slots[first + n].host == j->host)
+        n++;
+    envlist *envs = calloc(n, sizeof(*envs));
+    char **envp[n];
+    worker_group_spec spec = {
+        .argv = j->argv,
+        .envp = (char *const *const *)envp,
+        .plan = &j->plan,
+        .hosts = &j->hosts,
+        .kill_grace = j->kill_grace,
+        .start_timeout = j->start_timeout,
+        .output_dir = j->output_dir,
+        .timestamps = j->timestamps,
+        .verbose = j->verbose,
+        .events_fd = STDIN_FILENO,
+        .events_eof = "the launcher went away",
+        .on_worker_end = report_end,
+        .on_worker_end_arg = &rp,
+        .first_rank = first,
+        .nranks = n,
+    };
+
+    for (i = 0; envs && i < n; i++) {
+        if (worker_env_rank(&envs[i], &j->base, &j->plan, &j->hosts, first + i,
+                            &net))
+            break;
+        envp[i] = envlist_array(&envs[i]);
+    }
+    code = envs && i == n ? worker_group_run(&spec) : HVD_EXIT_LAUNCH;
+    hvdd_client_free(rp.c);
+    for (i = 0; envs && i < n; i++)
+        envlist_release(&envs[i]);
+    free(envs);
+    return code;
+}
+
+/* The network choice may wait on other hosts for a long time: it runs in a
+ * thread while stdin is watched, so that an agent whose launcher is gone
+ * (or gave up on another host) exits at once instead of at the timeout. */
+typedef struct choice {
+    hvdd_client *c;
+    const hvdrun_brief *j;
+    agent_net *an;
+    char err[1024];
+    int r;
+    volatile int done;
+} choice;
+
+static void *
+choose(void *arg)
+{
+    choice *ch = arg;
+
+    ch->r = agent_nic_choose(ch->c, ch->j, ch->an, ch->err, sizeof(ch->err));
+    ch->done = 1;
+    return NULL;
+}
+
+static int
+choose_watching_stdin(choice *ch, char **buf, size_t *len)
+{
+    pthread_t t;
+
+    if (quiet_thread_start(&t, choose, ch) != 0)
+        return -1;
+    while (!ch->done) {
+        struct pollfd p = {STDIN_FILENO, POLLIN, 0};
+        if (poll(&p, 1, 50) == 1 && !ch->done) {
+            char *grown = realloc(*buf, *len + 4096);
+            ssize_t n = grown ? read(STDIN_FILENO, grown + *len, 4096) : -1;
+            if (grown)
+                *buf = grown;
+            if (n <= 0 || memmem(*buf, *len + n, "abort", 5))
+                _exit(HVD_EXIT_LAUNCH); /* no worker runs yet */
+            *len += (size_t)n;
+        }
+    }
+    pthread_join(t, NULL);
+    return ch->r;
+}
+
+static int
+read_job(hvdrun_brief *j, char **buf, size_t *len)
+{
+    char *line = read_line(buf, len), err[1024];
+    int r = line ? hvdrun_brief_decode(line, j, err, sizeof(err)) : -1;
+
+    if (r != 0)
+        say("error job: %s", line ? err : "no job on stdin");
+    free(line);
+    return r;
+}
+
+/* Everything before the workers: the job's directory, the network, and
+ * the launcher's "go". */
+static int
+prepare(hvdrun_brief *j, agent_net *an, char **buf, size_t *len)
+{
+    char *line, host[300];
+    int r;
+
+    snprintf(host, sizeof(host), "%s", j->hosts.hosts[j->host].name);
+    if (chdir(j->cwd) != 0) {
+        say("error %s: cwd: the working directory '%s' is missing here", host,
+            j->cwd);
+        return -1;
+    }
+    choice ch = {.j = j, .an = an, .err = "out of memory"};
+    ch.c = hvdd_client_new(j->rendezvous_addr, j->rendezvous_port, j->token,
+                           j->start_timeout > 0 ? j->start_timeout : 30);
+    r = ch.c ? choose_watching_stdin(&ch, buf, len) : -1;
+    hvdd_client_free(ch.c);
+    if (r != 0) {
+        say("error %s: network: %s", host, ch.err);
+        return -1;
+    }
+    say("ready %s %s", an->iface, an->addr);
+    line = read_line(buf, len);
+    r = line && strcmp(line, "go") == 0 ? 0 : -1;
+    free(line);
+    return r;
+}
+
+int
+main(int argc, char **argv)
+{
+    hvdrun_brief j = {0};
+    agent_net an;
+    char *buf = NULL;
+    size_t len = 0;
+    int code = HVD_EXIT_LAUNCH;
+
+    /* --check: hvdrun --check-ssh only wants to see the agent start */
+    if (argc > 1 && strcmp(argv[1], "--check") == 0)
+        return 0;
+    if (read_job(&j, &buf, &len) == 0) {
+        agent_beat beat;
+        agent_beat_start(&beat, &j);
+        if (prepare(&j, &an, &buf, &len) == 0)
+            code = run_workers(&j, &an);
+        agent_beat_stop(&beat);
+    }
+    free(buf);
+    hvdrun_brief_release(&j);
+    return code;
+}

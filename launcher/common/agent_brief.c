@@ -1,0 +1,158 @@
+#include "agent_brief.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static json_t *
+string_array(char *const *v, size_t n)
+{
+    json_t *a = json_array();
+
+    for (size_t i = 0; a && i < n; i++)
+        if (json_array_append_new(a, json_string(v[i])) != 0) {
+            json_decref(a);
+            return NULL;
+        }
+    return a;
+}
+
+static json_t *
+hosts_array(const cfg_hostlist *l)
+{
+    json_t *a = json_array();
+
+    for (size_t i = 0; a && i < l->count; i++)
+        if (json_array_append_new(a, json_pack("[si]", l->hosts[i].name,
+                                               l->hosts[i].slots)) != 0) {
+            json_decref(a);
+            return NULL;
+        }
+    return a;
+}
+
+char *
+hvdrun_brief_encode(const hvdrun_brief *j)
+{
+    size_t argc = 0;
+    json_t *o;
+    char *text, *line;
+
+    while (j->argv[argc])
+        argc++;
+    o = json_pack(
+        "{si so* si so* so* ss ss si ss sf sf sf sb sb}", "host", j->host,
+        "hosts", hosts_array(&j->hosts), "np", j->np, "argv",
+        string_array(j->argv, argc), "env", string_array(j->base.v, j->base.n),
+        "cwd", j->cwd, "rendezvous_addr", j->rendezvous_addr, "rendezvous_port",
+        j->rendezvous_port, "token", j->token, "heartbeat", j->heartbeat,
+        "kill_grace", j->kill_grace, "start_timeout", j->start_timeout,
+        "timestamps", j->timestamps, "verbose", j->verbose);
+    if (o && j->network_interface)
+        json_object_set_new(o, "network_interface",
+                            json_string(j->network_interface));
+    if (o && j->output_dir)
+        json_object_set_new(o, "output_dir", json_string(j->output_dir));
+    text = o ? json_dumps(o, JSON_COMPACT) : NULL;
+    json_decref(o);
+    if (text == NULL)
+        return NULL;
+    line = malloc(strlen(text) + 2);
+    if (line)
+        snprintf(line, strlen(text) + 2, "%s\n", text);
+    free(text);
+    return line;
+}
+
+static int
+decode_hosts(json_t *list, hvdrun_brief *j, char *err, size_t size)
+{
+    size_t i;
+    json_t *v;
+    cfg_err e;
+
+    cfg_hostlist_init(&j->hosts);
+    json_array_foreach(list, i, v)
+    {
+        cfg_host h = {0};
+        h.name = (char *)json_string_value(json_array_get(v, 0));
+        h.slots = (int)json_integer_value(json_array_get(v, 1));
+        if (h.name == NULL || h.slots < 1 ||
+            cfg_hostlist_add(&j->hosts, &h, &e) != 0) {
+            snprintf(err, size, "bad host entry %zu", i);
+            return -1;
+        }
+    }
+    if (cfg_plan_build(&j->hosts, j->np, &j->plan, &e) != 0 || j->host < 0 ||
+        j->host >= j->plan.nhosts) {
+        snprintf(err, size, "the plan does not give host %d ranks", j->host);
+        return -1;
+    }
+    return 0;
+}
+
+static int
+decode_argv(json_t *a, hvdrun_brief *j)
+{
+    size_t n = json_array_size(a);
+
+    j->argv = calloc(n + 1, sizeof(char *));
+    if (j->argv == NULL || n == 0)
+        return -1;
+    for (size_t i = 0; i < n; i++)
+        if ((j->argv[i] = (char *)json_string_value(json_array_get(a, i))) ==
+            NULL)
+            return -1;
+    return 0;
+}
+
+int
+hvdrun_brief_decode(const char *line, hvdrun_brief *j, char *err, size_t size)
+{
+    json_error_t je;
+    json_t *hosts = NULL, *argv = NULL, *env = NULL;
+
+    memset(j, 0, sizeof(*j));
+    j->root = json_loads(line, 0, &je);
+    if (j->root == NULL) {
+        snprintf(err, size, "the job message is not JSON: %s", je.text);
+        return -1;
+    }
+    if (json_unpack_ex(
+            j->root, &je, 0,
+            "{si so si so so ss ss si ss sF sF sF sb sb s?s s?s}", "host",
+            &j->host, "hosts", &hosts, "np", &j->np, "argv", &argv, "env", &env,
+            "cwd", &j->cwd, "rendezvous_addr", &j->rendezvous_addr,
+            "rendezvous_port", &j->rendezvous_port, "token", &j->token,
+            "heartbeat", &j->heartbeat, "kill_grace", &j->kill_grace,
+            "start_timeout", &j->start_timeout, "timestamps", &j->timestamps,
+            "verbose", &j->verbose, "network_interface", &j->network_interface,
+            "output_dir", &j->output_dir) != 0) {
+        snprintf(err, size, "the job message lacks a field: %s", je.text);
+        return -1;
+    }
+    if (decode_argv(argv, j) != 0) {
+        snprintf(err, size, "the job message has no command");
+        return -1;
+    }
+    for (size_t i = 0; i < json_array_size(env); i++) {
+        json_t *v = json_array_get(env, i);
+        if (!json_is_string(v) ||
+            envlist_put(&j->base, json_string_value(v)) != 0) {
+            snprintf(err, size, "bad environment entry %zu", i);
+            return -1;
+        }
+    }
+    return decode_hosts(hosts, j, err, size);
+}
+
+void
+hvdrun_brief_release(hvdrun_brief *j)
+{
+    cfg_plan_release(&j->plan);
+    cfg_hostlist_release(&j->hosts);
+    envlist_release(&j->base);
+    free(j->argv);
+    json_decref(j->root);
+    memset(j, 0, sizeof(*j));
+}

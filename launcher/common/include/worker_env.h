@@ -1,0 +1,36 @@
+/* The environment contract of DESIGN.md: what every worker is given. */
+#ifndef HVD_WORKER_ENV_H
+#define HVD_WORKER_ENV_H
+
+#include "envlist.h"
+#include "hostlist.h"
+#include "options.h"
+#include "plan.h"
+
+/* Where the job's processes meet. */
+typedef struct worker_net {
+    const char *master_addr;     /* rank 0's host on the chosen network */
+    int master_port;             /* a port free on that host */
+    const char *iface;           /* HOROVOD_GLOO_IFACE / NCCL_SOCKET_IFNAME */
+    const char *rendezvous_addr; /* hvdd, for Gloo and libcollective */
+    int rendezvous_port;         /* 0: no rendezvous variables */
+    const char *token;           /* the job token, or NULL */
+    double heartbeat;            /* seconds between heartbeats, or 0 */
+} worker_net;
+
+/* The part every rank shares: the launcher's environment less what must
+ * not travel (BASH_FUNC_*, OLDPWD, *CUDA_VISIBLE_DEVICES), Horovod's
+ * tunables from the settings, then -x NAME / NAME=VALUE. An -x NAME that
+ * the launcher's environment lacks is reported through *missing (the first
+ * one) and skipped. Returns 0 or -1 (out of memory). */
+int worker_env_base(envlist *out, char *const *environ_, const cfg_values *vals,
+                    const char **missing);
+
+/* base plus one rank's identity (Horovod's and torchrun's variables). */
+int worker_env_rank(envlist *out, const envlist *base, const cfg_plan *plan,
+                    const cfg_hostlist *hosts, int rank, const worker_net *net);
+
+/* 1 when a variable of the launcher must not reach the workers. */
+int worker_env_dropped(const char *entry);
+
+#endif

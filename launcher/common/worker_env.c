@@ -1,0 +1,113 @@
+#include "worker_env.h"
+
+#include "hvdd_token.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int
+worker_env_dropped(const char *entry)
+{
+    static const char cuda[] = "CUDA_VISIBLE_DEVICES";
+    const char *eq = strchr(entry, '=');
+    size_t n = eq ? (size_t)(eq - entry) : strlen(entry);
+
+    if (strncmp(entry, "BASH_FUNC_", 10) == 0)
+        return 1;
+    if (n == 6 && strncmp(entry, "OLDPWD", 6) == 0)
+        return 1;
+    /* A token from an outer job must not leak into this one. */
+    if (n == strlen(HVDD_TOKEN_ENV) && strncmp(entry, HVDD_TOKEN_ENV, n) == 0)
+        return 1;
+    /* Each host picks its own devices; the launch host's choice would pin
+     * every worker to the same GPU. */
+    return n >= sizeof(cuda) - 1 &&
+           strncmp(entry + n - (sizeof(cuda) - 1), cuda, sizeof(cuda) - 1) == 0;
+}
+
+static int
+emit_tunable(const char *name, const char *value, void *arg)
+{
+    return envlist_set(arg, name, value);
+}
+
+int
+worker_env_base(envlist *out, char *const *environ_, const cfg_values *vals,
+                const char **missing)
+{
+    size_t i;
+
+    *missing = NULL;
+    for (i = 0; environ_ && environ_[i]; i++)
+        if (!worker_env_dropped(environ_[i]) && strchr(environ_[i], '=') &&
+            envlist_put(out, environ_[i]) != 0)
+            return -1;
+    if (cfg_values_tunable_env(vals, emit_tunable, out) != 0)
+        return -1;
+    for (i = 0; i < vals->nlist; i++) {
+        const char *x = vals->list[i], *v;
+        if (strchr(x, '=')) {
+            if (envlist_put(out, x) != 0)
+                return -1;
+        } else if ((v = getenv(x)) != NULL) {
+            if (envlist_set(out, x, v) != 0)
+                return -1;
+        } else if (*missing == NULL) {
+            *missing = x;
+        }
+    }
+    return 0;
+}
+
+static int
+set_int(envlist *l, const char *name, long v)
+{
+    char buf[24];
+
+    snprintf(buf, sizeof(buf), "%ld", v);
+    return envlist_set(l, name, buf);
+}
+
+int
+worker_env_rank(envlist *out, const envlist *base, const cfg_plan *plan,
+                const cfg_hostlist *hosts, int rank, const worker_net *net)
+{
+    const cfg_slot *s = &plan->slots[rank];
+    int r = 0;
+
+    r |= envlist_copy(out, base);
+    r |= set_int(out, "HOROVOD_RANK", s->rank);
+    r |= set_int(out, "HOROVOD_SIZE", plan->size);
+    r |= set_int(out, "HOROVOD_LOCAL_RANK", s->local_rank);
+    r |= set_int(out, "HOROVOD_LOCAL_SIZE", s->local_size);
+    r |= set_int(out, "HOROVOD_CROSS_RANK", s->cross_rank);
+    r |= set_int(out, "HOROVOD_CROSS_SIZE", s->cross_size);
+    r |= envlist_set(out, "HOROVOD_HOSTNAME", hosts->hosts[s->host].name);
+    r |= envlist_set(out, "HOROVOD_CONTROLLER", "gloo");
+    r |= envlist_set(out, "HOROVOD_CPU_OPERATIONS", "gloo");
+    r |= envlist_set(out, "HOROVOD_GLOO_IFACE", net->iface);
+    r |= envlist_set(out, "NCCL_SOCKET_IFNAME", net->iface);
+    r |= set_int(out, "RANK", s->rank);
+    r |= set_int(out, "WORLD_SIZE", plan->size);
+    r |= set_int(out, "LOCAL_RANK", s->local_rank);
+    r |= set_int(out, "LOCAL_WORLD_SIZE", s->local_size);
+    r |= set_int(out, "GROUP_RANK", s->host);
+    r |= set_int(out, "GROUP_WORLD_SIZE", plan->nhosts);
+    r |= envlist_set(out, "MASTER_ADDR", net->master_addr);
+    r |= set_int(out, "MASTER_PORT", net->master_port);
+    r |= envlist_set(out, "PYTHONUNBUFFERED", "1");
+    if (net->rendezvous_port > 0) {
+        r |= envlist_set(out, "HOROVOD_GLOO_RENDEZVOUS_ADDR",
+                         net->rendezvous_addr);
+        r |= set_int(out, "HOROVOD_GLOO_RENDEZVOUS_PORT", net->rendezvous_port);
+    }
+    if (net->token)
+        r |= envlist_set(out, HVDD_TOKEN_ENV, net->token);
+    if (net->heartbeat > 0) {
+        char beat[32];
+        snprintf(beat, sizeof(beat), "%g", net->heartbeat);
+        r |= envlist_set(out, "HVDD_HEARTBEAT_SECONDS", beat);
+    }
+    return r ? -1 : 0;
+}

@@ -1,0 +1,515 @@
+#include "worker_group.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "exit_codes.h"
+#include "guard.h"
+#include "stop_signals.h"
+#include "hvd_clock.h"
+#include "output.h"
+#include "spawn.h"
+
+typedef struct worker {
+    spawned sp; /* fds are -1 once closed */
+    out_stream streams[2];
+    int started; /* exec happened (or failed) */
+    int exec_errno;
+    int reaped;
+    int status;
+} worker;
+
+typedef struct run {
+    const worker_group_spec *spec;
+    worker *w;
+    int n;
+    out_sink sinks[2];
+    sigset_t old_mask;
+    int sigfd, guard_fd;
+    int stopping;   /* 0 running, 1 SIGTERM sent, 2 SIGKILL sent */
+    double kill_at; /* when stopping == 1: SIGKILL then */
+    double start_deadline;
+    int failed;      /* index of the first worker that failed, or -1 */
+    int interrupted; /* the signal that stopped the job, or 0 */
+    int start_failed;
+    int unreaped;
+    int stopped; /* workers still running when the failure stopped them */
+    int events_fd;
+    char events[1024]; /* a partial line from hvdd */
+    size_t events_len;
+    char aborted[600]; /* why hvdd stopped the job, or "" */
+} run;
+
+/* Worker i runs this rank of the plan. */
+static int
+rank_of(const run *r, int i)
+{
+    return r->spec->first_rank + i;
+}
+
+static void
+close_fd(int *fd)
+{
+    if (*fd >= 0)
+        close(*fd);
+    *fd = -1;
+}
+
+static void
+signal_groups(run *r, int sig)
+{
+    for (int i = 0; i < r->n; i++)
+        if (r->w[i].sp.pid > 0)
+            kill(-r->w[i].sp.pid, sig);
+}
+
+static void
+begin_stop(run *r)
+{
+    if (r->stopping)
+        return;
+    r->stopping = 1;
+    r->kill_at = hvd_mono_now() + r->spec->kill_grace;
+    signal_groups(r, SIGTERM);
+}
+
+static void
+kill_now(run *r)
+{
+    r->stopping = 2;
+    signal_groups(r, SIGKILL);
+}
+
+static int
+setup_signals(run *r)
+{
+    r->sigfd = hvdrun_signals_open(&r->old_mask);
+    return r->sigfd < 0 ? -1 : 0;
+}
+
+static int
+start_workers(run *r)
+{
+    const worker_group_spec *s = r->spec;
+    static const char *names[2] = {"stdout", "stderr"};
+
+    for (int i = 0; i < r->n; i++) {
+        worker *w = &r->w[i];
+        for (int k = 0; k < 2; k++) {
+            int fd = -1;
+            if (s->output_dir &&
+                (fd = out_open_rank_file(s->output_dir, rank_of(r, i),
+                                         s->plan->size, names[k])) < 0) {
+                fprintf(stderr, "hvdrun: cannot write '%s/rank.%d/%s': %s\n",
+                        s->output_dir, rank_of(r, i), names[k],
+                        strerror(errno));
+                return -1;
+            }
+            out_stream_init(&w->streams[k], rank_of(r, i), k, s->timestamps,
+                            fd);
+        }
+        if (spawn_worker(s->argv, s->envp[i], &r->old_mask, &w->sp) != 0) {
+            fprintf(stderr, "hvdrun: cannot start rank %d: %s\n", rank_of(r, i),
+                    strerror(errno));
+            w->sp = (spawned){0, -1, -1, -1};
+            return -1;
+        }
+        guard_add(r->guard_fd, w->sp.pid);
+        r->unreaped++;
+    }
+    return 0;
+}
+
+static void
+on_exit_status(run *r, int i, int status)
+{
+    worker *w = &r->w[i];
+
+    w->reaped = 1;
+    w->status = status;
+    r->unreaped--;
+    guard_remove(r->guard_fd, w->sp.pid);
+    if (r->spec->on_worker_end)
+        r->spec->on_worker_end(r->spec->on_worker_end_arg, rank_of(r, i),
+                               (int)w->sp.pid, status);
+    if (r->spec->verbose)
+        fprintf(stderr, "hvdrun: rank %d (pid %d) ended, wait status %#x\n",
+                rank_of(r, i), (int)w->sp.pid, status);
+    if (status != 0 && r->failed < 0 && !r->stopping) {
+        r->failed = i;
+        r->stopped = r->unreaped;
+        begin_stop(r);
+    }
+}
+
+static void
+reap(run *r)
+{
+    int status;
+    pid_t pid;
+
+    while ((pid = waitpid(-1, &status, WNOHANG)) > 0)
+        for (int i = 0; i < r->n; i++)
+            if (r->w[i].sp.pid == pid && !r->w[i].reaped) {
+                on_exit_status(r, i, status);
+                break;
+            }
+}
+
+static void
+on_signals(run *r)
+{
+    enum hvdrun_signal what;
+    int sig;
+
+    while ((what = hvdrun_signals_next(r->sigfd, &r->interrupted, r->stopping,
+                                       &sig)) != HVDRUN_SIGNAL_NONE) {
+        if (what == HVDRUN_SIGNAL_KILL) {
+            kill_now(r);
+            continue;
+        }
+        fprintf(stderr, "hvdrun: %s: stopping %d workers (again to kill)\n",
+                strsignal(sig), r->unreaped);
+        begin_stop(r);
+    }
+    reap(r);
+}
+
+static void
+stop_for(run *r, const char *why)
+{
+    if (r->aborted[0] == '\0')
+        snprintf(r->aborted, sizeof(r->aborted), "%s", why);
+    if (r->failed < 0)
+        r->stopped = r->unreaped;
+    begin_stop(r);
+}
+
+/* hvdd's reports: "abort REASON" lines; EOF means hvdd is gone. */
+static void
+on_events(run *r)
+{
+    ssize_t n = read(r->events_fd, r->events + r->events_len,
+                     sizeof(r->events) - 1 - r->events_len);
+    char *nl;
+
+    if (n <= 0) {
+        r->events_fd = -1; /* the rendezvous owns and closes it */
+        if (r->unreaped > 0)
+            stop_for(r, r->spec->events_eof ? r->spec->events_eof
+                                            : "the rendezvous daemon hvdd "
+                                              "exited");
+        return;
+    }
+    r->events_len += (size_t)n;
+    r->events[r->events_len] = '\0';
+    while ((nl = strchr(r->events, '\n')) != NULL) {
+        *nl = '\0';
+        if (strncmp(r->events, "abort ", 6) == 0)
+            stop_for(r, r->events + 6);
+        else if (strcmp(r->events, "kill") == 0)
+            kill_now(r);
+        r->events_len -= (size_t)(nl + 1 - r->events);
+        memmove(r->events, nl + 1, r->events_len + 1);
+    }
+    if (r->events_len == sizeof(r->events) - 1)
+        r->events_len = 0; /* an endless line: drop it */
+}
+
+/* Reads what one fd has; returns 0 at EOF or error, else 1. */
+static int
+drain(run *r, int i, int k)
+{
+    char buf[65536];
+    worker *w = &r->w[i];
+    int *fd = k == 0 ? &w->sp.out_fd : &w->sp.err_fd;
+    ssize_t n = read(*fd, buf, sizeof(buf));
+
+    if (n > 0) {
+        out_stream_feed(&w->streams[k], buf, n, &r->sinks[k]);
+        return 1;
+    }
+    if (n < 0 && (errno == EAGAIN || errno == EINTR))
+        return 1;
+    out_stream_finish(&w->streams[k], &r->sinks[k]);
+    close_fd(fd);
+    return 0;
+}
+
+static void
+on_status_fd(run *r, int i)
+{
+    worker *w = &r->w[i];
+
+    w->started = 1;
+    if (spawn_exec_errno(w->sp.status_fd, &w->exec_errno) != 1)
+        w->exec_errno = 0;
+    close_fd(&w->sp.status_fd);
+}
+
+/* Builds the poll set; returns its size. idx[j] is worker*4+kind. */
+static int
+poll_set(run *r, struct pollfd *p, int *idx)
+{
+    int m = 0;
+
+    p[m] = (struct pollfd){r->sigfd, POLLIN, 0};
+    idx[m++] = -1;
+    if (r->events_fd >= 0) {
+        p[m] = (struct pollfd){r->events_fd, POLLIN, 0};
+        idx[m++] = -2;
+    }
+    for (int i = 0; i < r->n; i++) {
+        int fds[3] = {r->w[i].sp.out_fd, r->w[i].sp.err_fd,
+                      r->w[i].sp.status_fd};
+        for (int k = 0; k < 3; k++)
+            if (fds[k] >= 0) {
+                p[m] = (struct pollfd){fds[k], POLLIN, 0};
+                idx[m++] = i * 4 + k;
+            }
+    }
+    return m;
+}
+
+static int
+poll_timeout(run *r)
+{
+    double t = -1, d;
+
+    if (r->stopping == 1)
+        t = r->kill_at;
+    if (r->start_deadline > 0 && (t < 0 || r->start_deadline < t))
+        t = r->start_deadline;
+    if (t < 0)
+        return -1;
+    d = (t - hvd_mono_now()) * 1000;
+    return d < 0 ? 0 : (int)d + 1;
+}
+
+static int
+open_fds(const run *r)
+{
+    int n = 0;
+
+    for (int i = 0; i < r->n; i++)
+        n += (r->w[i].sp.out_fd >= 0) + (r->w[i].sp.err_fd >= 0) +
+             (r->w[i].sp.status_fd >= 0);
+    return n;
+}
+
+static void
+check_start(run *r)
+{
+    int late = 0;
+
+    for (int i = 0; i < r->n; i++)
+        late += !r->w[i].started;
+    if (late == 0) {
+        r->start_deadline = 0;
+        return;
+    }
+    if (hvd_mono_now() < r->start_deadline)
+        return;
+    r->start_deadline = 0;
+    r->start_failed = 1;
+    fprintf(stderr,
+            "hvdrun: %d of %d workers did not start within %g s "
+            "(--start-timeout); first late rank:",
+            late, r->n, r->spec->start_timeout);
+    for (int i = 0; i < r->n; i++)
+        if (!r->w[i].started) {
+            fprintf(stderr, " %d\n", rank_of(r, i));
+            break;
+        }
+    begin_stop(r);
+}
+
+static void
+check_timers(run *r)
+{
+    if (r->start_deadline > 0)
+        check_start(r);
+    /* Every worker is gone but something they started holds the pipes:
+     * stop their process groups as a failure would. */
+    if (r->unreaped == 0 && !r->stopping && open_fds(r) > 0)
+        begin_stop(r);
+    if (r->stopping == 1 && hvd_mono_now() >= r->kill_at) {
+        kill_now(r);
+        r->kill_at = hvd_mono_now() + r->spec->kill_grace;
+    } else if (r->stopping == 2 && r->unreaped == 0 &&
+               hvd_mono_now() >= r->kill_at) {
+        /* Escaped the groups (setsid): stop waiting for their output. */
+        for (int i = 0; i < r->n; i++) {
+            close_fd(&r->w[i].sp.out_fd);
+            close_fd(&r->w[i].sp.err_fd);
+            close_fd(&r->w[i].sp.status_fd);
+        }
+    }
+}
+
+static void
+loop(run *r)
+{
+    int cap = 2 + 3 * r->n;
+    struct pollfd *p = calloc(cap, sizeof(*p));
+    int *idx = calloc(cap, sizeof(*idx));
+
+    if (p == NULL || idx == NULL) {
+        fprintf(stderr, "hvdrun: out of memory\n");
+        kill_now(r);
+    }
+    while (p && idx && (r->unreaped > 0 || open_fds(r) > 0)) {
+        int m = poll_set(r, p, idx);
+        if (poll(p, m, poll_timeout(r)) < 0 && errno != EINTR)
+            break;
+        for (int j = 0; j < m; j++) {
+            if (!p[j].revents)
+                continue;
+            if (idx[j] == -1)
+                on_signals(r);
+            else if (idx[j] == -2)
+                on_events(r);
+            else if (idx[j] % 4 == 2)
+                on_status_fd(r, idx[j] / 4);
+            else
+                drain(r, idx[j] / 4, idx[j] % 4);
+        }
+        out_sink_flush(&r->sinks[0]);
+        out_sink_flush(&r->sinks[1]);
+        check_timers(r);
+    }
+    /* Only reached early on a poll or memory failure: leave nothing. */
+    if (r->unreaped > 0) {
+        kill_now(r);
+        while (r->unreaped > 0 && waitpid(-1, NULL, 0) > 0)
+            r->unreaped--;
+    }
+    free(p);
+    free(idx);
+}
+
+static int
+wait_code(int status)
+{
+    if (WIFEXITED(status))
+        return WEXITSTATUS(status);
+    if (WIFSIGNALED(status))
+        return 128 + WTERMSIG(status);
+    return HVD_EXIT_LAUNCH;
+}
+
+/* The one summary a failed job prints. */
+static void
+report_failure(const run *r)
+{
+    const worker *w = &r->w[r->failed];
+    int rank = rank_of(r, r->failed);
+    const char *host =
+        r->spec->hosts->hosts[r->spec->plan->slots[rank].host].name;
+    char tail[2048], *line, *save = NULL;
+
+    if (w->exec_errno)
+        fprintf(stderr, "hvdrun: rank %d on %s: cannot run '%s': %s\n", rank,
+                host, r->spec->argv[0], strerror(w->exec_errno));
+    else if (WIFSIGNALED(w->status))
+        fprintf(stderr, "hvdrun: rank %d on %s was killed by signal %d (%s)\n",
+                rank, host, WTERMSIG(w->status),
+                strsignal(WTERMSIG(w->status)));
+    else
+        fprintf(stderr, "hvdrun: rank %d on %s exited with code %d\n", rank,
+                host, WEXITSTATUS(w->status));
+    if (r->stopped > 0)
+        fprintf(stderr, "hvdrun: stopped %d other rank%s still running\n",
+                r->stopped, r->stopped == 1 ? "" : "s");
+    out_stream_last_lines(&w->streams[1], 10, tail, sizeof(tail));
+    if (tail[0] == '\0')
+        return;
+    fprintf(stderr, "hvdrun: last stderr lines of rank %d:\n", rank);
+    for (line = strtok_r(tail, "\n", &save); line;
+         line = strtok_r(NULL, "\n", &save))
+        fprintf(stderr, "  %s\n", line);
+}
+
+static int
+exit_code(const run *r)
+{
+    if (r->aborted[0] && r->failed < 0) {
+        /* an agent's launcher says why itself */
+        if (r->spec->events_eof == NULL) {
+            fprintf(stderr, "hvdrun: job stopped: %s\n", r->aborted);
+            if (r->stopped > 0)
+                fprintf(stderr, "hvdrun: stopped %d rank%s still running\n",
+                        r->stopped, r->stopped == 1 ? "" : "s");
+        }
+        return HVD_EXIT_RENDEZVOUS;
+    }
+    if (r->failed >= 0) {
+        report_failure(r);
+        return wait_code(r->w[r->failed].status);
+    }
+    if (r->start_failed)
+        return HVD_EXIT_LAUNCH;
+    if (r->interrupted)
+        return 128 + r->interrupted;
+    return HVD_EXIT_OK;
+}
+
+static void
+release(run *r)
+{
+    for (int i = 0; i < r->n; i++) {
+        close_fd(&r->w[i].sp.out_fd);
+        close_fd(&r->w[i].sp.err_fd);
+        close_fd(&r->w[i].sp.status_fd);
+        out_stream_release(&r->w[i].streams[0]);
+        out_stream_release(&r->w[i].streams[1]);
+    }
+    out_sink_release(&r->sinks[0]);
+    out_sink_release(&r->sinks[1]);
+    close_fd(&r->sigfd);
+    close_fd(&r->guard_fd);
+    sigprocmask(SIG_SETMASK, &r->old_mask, NULL);
+    free(r->w);
+}
+
+int
+worker_group_run(const worker_group_spec *spec)
+{
+    run r = {.spec = spec,
+             .n = spec->nranks > 0 ? spec->nranks : spec->plan->size,
+             .sigfd = -1,
+             .failed = -1,
+             .events_fd = spec->events_fd};
+    int code;
+
+    out_sink_init(&r.sinks[0], STDOUT_FILENO);
+    out_sink_init(&r.sinks[1], STDERR_FILENO);
+    r.guard_fd = -1;
+    if ((r.w = calloc(r.n, sizeof(*r.w))) == NULL || setup_signals(&r) != 0 ||
+        (r.guard_fd = guard_start(spec->kill_grace)) < 0) {
+        fprintf(stderr, "hvdrun: cannot set up the job: %s\n", strerror(errno));
+        release(&r);
+        return HVD_EXIT_LAUNCH;
+    }
+    for (int i = 0; i < r.n; i++) {
+        r.w[i].sp = (spawned){0, -1, -1, -1};
+        out_stream_init(&r.w[i].streams[0], rank_of(&r, i), 0, 0, -1);
+        out_stream_init(&r.w[i].streams[1], rank_of(&r, i), 1, 0, -1);
+    }
+    r.start_deadline = hvd_mono_now() + spec->start_timeout;
+    if (start_workers(&r) != 0) {
+        r.start_failed = 1;
+        begin_stop(&r);
+    }
+    loop(&r);
+    code = exit_code(&r);
+    release(&r);
+    return code;
+}

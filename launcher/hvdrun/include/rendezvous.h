@@ -1,0 +1,41 @@
+/* Starting hvdd for a job and listening to what it reports. */
+#ifndef HVD_RENDEZVOUS_H
+#define HVD_RENDEZVOUS_H
+
+#include <sys/types.h>
+
+#include "hostlist.h"
+#include "plan.h"
+#include "hvdd_token.h"
+
+typedef struct rendezvous {
+    pid_t pid;
+    int lifeline_fd; /* hvdd's stdin: the token, then EOF when we go */
+    int events_fd;   /* hvdd's stdout: "abort REASON" lines */
+    int port;
+    char addr[64]; /* where workers reach hvdd */
+    char token[HVDD_TOKEN_LEN + 1];
+} rendezvous;
+
+typedef struct rendezvous_opts {
+    const char *listen_addr; /* NULL: every address */
+    int listen_port;         /* 0: ephemeral */
+    double heartbeat_timeout;
+    const char *iface;
+    const char *master_addr;
+    int master_port;
+    const char *network_interface; /* for the agents' choice, or NULL */
+    int verbose;
+} rendezvous_opts;
+
+/* Binds the listening socket here (so that the port is known, and workers
+ * may start, before hvdd runs), then starts hvdd on it with a fresh token
+ * given on its stdin. Returns 0, or -1 with a message in err. */
+int rendezvous_start(rendezvous *rv, const cfg_hostlist *hosts,
+                     const cfg_plan *plan, const rendezvous_opts *o, char *err,
+                     size_t errlen);
+
+/* Closes hvdd's lifeline and reaps it (SIGKILL after 2 s). */
+void rendezvous_stop(rendezvous *rv);
+
+#endif

@@ -1,0 +1,296 @@
+/* hvdrun: runs a command as an N-process data-parallel job. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "exit_codes.h"
+#include "local_host.h"
+#include "worker_group.h"
+#ifdef HVD_WITH_SSH
+#include "summary.h"
+#include "fleet.h"
+#endif
+#include "rendezvous.h"
+#include "settings.h"
+#include "sibling.h"
+#include "worker_env.h"
+
+extern char **environ;
+
+static void
+print_plan(const settings *s, FILE *f)
+{
+    fprintf(f, "%-6s %-24s %-10s %-10s %-10s %-10s\n", "rank", "host",
+            "local_rank", "cross_rank", "local_size", "cross_size");
+    for (int i = 0; i < s->plan.size; i++) {
+        const cfg_slot *x = &s->plan.slots[i];
+        fprintf(f, "%-6d %-24s %-10d %-10d %-10d %-10d\n", x->rank,
+                s->hosts.hosts[x->host].name, x->local_rank, x->cross_rank,
+                x->local_size, x->cross_size);
+    }
+}
+
+/* Runs a program that lives beside this one: `hvdrun --agent` is
+ * hvdrun-agent (it links libcurl), and jobs that reach other hosts run in
+ * hvdrun-ssh, this program linked with libssh2 (whose loading would cost
+ * every local job's start about a millisecond). Returns only on failure. */
+static int
+exec_sibling(const char *name, char **argv)
+{
+    char path[4200];
+
+    if (sibling_path(name, path, sizeof(path)) != 0) {
+        fprintf(stderr, "hvdrun: cannot find '%s' beside hvdrun\n", name);
+        return HVD_EXIT_LAUNCH;
+    }
+    argv[0] = path;
+    execv(path, argv);
+    fprintf(stderr, "hvdrun: cannot run '%s': %s\n", path, strerror(errno));
+    return 127;
+}
+
+/* The variables hvdrun sets, i.e. every entry of env not inherited as is. */
+static void
+print_env(envlist *env, FILE *f)
+{
+    for (size_t i = 0; i < env->n; i++) {
+        const char *e = env->v[i], *eq = strchr(e, '=');
+        char name[256];
+        const char *had;
+        snprintf(name, sizeof(name), "%.*s", (int)(eq - e), e);
+        had = getenv(name);
+        if (had == NULL || strcmp(had, eq + 1) != 0)
+            fprintf(f, "%s\n", e);
+    }
+}
+
+static int
+all_hosts_local(const settings *s)
+{
+    for (int h = 0; h < s->plan.nhosts; h++)
+        if (!host_is_local(s->hosts.hosts[h].name))
+            return 0;
+    return 1;
+}
+
+/* This host only (under one name or several): loopback, unless
+ * --network-interface names another interface of it (by name or address
+ * range). Other hosts: hvdd decides once the agents have probed each
+ * other. */
+static int
+choose_network(const settings *s, worker_net *net, char *ifname, size_t ifsize,
+               char *maddr, size_t masize)
+{
+    const char *wanted = cfg_values_get(&s->values, CFG_OPT_NETWORK_INTERFACE);
+
+    if (wanted == NULL || !all_hosts_local(s))
+        return 0;
+    if (local_interface(wanted, ifname, ifsize, maddr, masize) != 0) {
+        fprintf(stderr,
+                "hvdrun: --network-interface '%s': no interface that is up "
+                "on this host matches\ntry 'ip -brief address'\n",
+                wanted);
+        return HVD_EXIT_USAGE;
+    }
+    net->iface = ifname;
+    net->master_addr = maddr;
+    return 0;
+}
+
+static int
+dry_run(settings *s, const envlist *base, const worker_net *net)
+{
+    long rank = cfg_values_long(&s->values, CFG_OPT_DRY_RUN_RANK, 0);
+    envlist env = {0};
+
+    if (rank >= s->plan.size) {
+        fprintf(stderr,
+                "hvdrun: --dry-run-rank %ld: the job has ranks 0 to "
+                "%d\ntry 'hvdrun --help'\n",
+                rank, s->plan.size - 1);
+        return HVD_EXIT_USAGE;
+    }
+    print_plan(s, stdout);
+    if (worker_env_rank(&env, base, &s->plan, &s->hosts, (int)rank, net))
+        return HVD_EXIT_LAUNCH;
+    printf("\nenvironment of rank %ld (besides the launcher's own):\n", rank);
+    print_env(&env, stdout);
+    envlist_release(&env);
+    return HVD_EXIT_OK;
+}
+
+static int
+start_rendezvous(settings *s, rendezvous *rv, worker_net *net)
+{
+    rendezvous_opts o = {
+        .listen_addr = cfg_values_get(&s->values, CFG_OPT_RENDEZVOUS_ADDR),
+        .listen_port =
+            (int)cfg_values_long(&s->values, CFG_OPT_RENDEZVOUS_PORT, 0),
+        .heartbeat_timeout =
+            cfg_values_double(&s->values, CFG_OPT_HEARTBEAT_TIMEOUT, 0),
+        .iface = net->iface,
+        .master_addr = net->master_addr,
+        .master_port = net->master_port,
+        .network_interface =
+            cfg_values_get(&s->values, CFG_OPT_NETWORK_INTERFACE),
+        .verbose = cfg_values_flag(&s->values, CFG_OPT_VERBOSE),
+    };
+    char err[600];
+
+    if (rendezvous_start(rv, &s->hosts, &s->plan, &o, err, sizeof(err))) {
+        fprintf(stderr, "hvdrun: %s\n", err);
+        return HVD_EXIT_RENDEZVOUS;
+    }
+    net->rendezvous_addr = rv->addr;
+    net->rendezvous_port = rv->port;
+    net->token = rv->token;
+    /* three beats per timeout: one late packet is not a death */
+    net->heartbeat = o.heartbeat_timeout / 3;
+    if (o.verbose && all_hosts_local(s))
+        fprintf(stderr, "hvdrun: network: interface %s, MASTER_ADDR %s:%d\n",
+                net->iface, net->master_addr, net->master_port);
+    else if (o.verbose)
+        fprintf(stderr, "hvdrun: network: chosen with the hosts' agents\n");
+    return 0;
+}
+
+#ifdef HVD_WITH_SSH
+/* Hosts other than this one: an agent on each, hvdd for all. */
+static int
+run_remote(settings *s, const envlist *base, worker_net *net, char **argv)
+{
+    rendezvous rv;
+    fleet_spec spec = {.s = s, .base = base};
+    int code;
+
+    net->iface = "lo"; /* hvdd's answer if the plan has one host */
+    net->master_addr = "127.0.0.1";
+    if ((code = start_rendezvous(s, &rv, net)) != 0)
+        return code;
+    spec.token = rv.token;
+    spec.rendezvous_port = rv.port;
+    spec.rendezvous_addr = cfg_values_get(&s->values, CFG_OPT_RENDEZVOUS_ADDR);
+    spec.heartbeat = net->heartbeat;
+    spec.events_fd = rv.events_fd;
+    (void)argv;
+    code = fleet_run(&spec);
+    /* the end as hvdd saw it, when it went wrong (or on request) */
+    if (code != 0 || cfg_values_flag(&s->values, CFG_OPT_VERBOSE))
+        hvdrun_summary_print("127.0.0.1", rv.port, rv.token);
+    rendezvous_stop(&rv);
+    return code;
+}
+#else
+static int
+run_remote(settings *s, const envlist *base, worker_net *net, char **argv)
+{
+    (void)s;
+    (void)base;
+    (void)net;
+    return exec_sibling("hvdrun-ssh", argv);
+}
+#endif
+
+static int
+run(settings *s, const envlist *base, worker_net *net)
+{
+    rendezvous rv;
+    envlist *envs = calloc(s->plan.size, sizeof(*envs));
+    char **envp[s->plan.size > 0 ? s->plan.size : 1];
+    worker_group_spec spec = {
+        .argv = s->command,
+        .envp = (char *const *const *)envp,
+        .plan = &s->plan,
+        .hosts = &s->hosts,
+        .kill_grace = cfg_values_double(&s->values, CFG_OPT_KILL_GRACE, 3),
+        .start_timeout =
+            cfg_values_double(&s->values, CFG_OPT_START_TIMEOUT, 30),
+        .output_dir = cfg_values_get(&s->values, CFG_OPT_OUTPUT_FILENAME),
+        .timestamps = cfg_values_flag(&s->values, CFG_OPT_PREFIX_TIMESTAMP),
+        .verbose = cfg_values_flag(&s->values, CFG_OPT_VERBOSE),
+    };
+    int code = HVD_EXIT_LAUNCH, i;
+
+    if (envs == NULL || (code = start_rendezvous(s, &rv, net)) != 0) {
+        free(envs);
+        return envs ? code : HVD_EXIT_LAUNCH;
+    }
+    spec.events_fd = rv.events_fd;
+    code = HVD_EXIT_LAUNCH;
+    for (i = 0; envs && i < s->plan.size; i++) {
+        if (worker_env_rank(&envs[i], base, &s->plan, &s->hosts, i, net))
+            break;
+        envp[i] = envlist_array(&envs[i]);
+    }
+    if (envs && i == s->plan.size)
+        code = worker_group_run(&spec);
+    else
+        fprintf(stderr, "hvdrun: out of memory\n");
+    for (i = 0; envs && i < s->plan.size; i++)
+        envlist_release(&envs[i]);
+    free(envs);
+    rendezvous_stop(&rv);
+    return code;
+}
+
+int
+main(int argc, char **argv)
+{
+    settings s;
+    envlist base = {0};
+    const char *missing;
+    worker_net net = {"127.0.0.1", 0, "lo", NULL, 0, NULL, 0};
+    char ifname[64], maddr[64];
+    int done, code;
+
+    if (argc > 1 && strcmp(argv[1], "--agent") == 0)
+        return exec_sibling("hvdrun-agent", argv + 1);
+    if ((code = settings_load(argc, argv, &s, &done)) != 0 || done)
+        goto out;
+    if (cfg_values_flag(&s.values, CFG_OPT_CHECK_SSH)) {
+#ifdef HVD_WITH_SSH
+        fleet_spec check = {.s = &s, .events_fd = -1, .check_only = 1};
+        code = fleet_run(&check);
+#else
+        code = exec_sibling("hvdrun-ssh", argv);
+#endif
+        goto out;
+    }
+    if (s.ncommand == 0 && !cfg_values_flag(&s.values, CFG_OPT_DRY_RUN)) {
+        fprintf(stderr, "hvdrun: no command given\ntry 'hvdrun --help'\n");
+        code = HVD_EXIT_USAGE;
+        goto out;
+    }
+    if (worker_env_base(&base, environ, &s.values, &missing) != 0) {
+        code = HVD_EXIT_LAUNCH;
+        goto out;
+    }
+    if (missing)
+        fprintf(stderr,
+                "hvdrun: warning: -x %s: not set here, not "
+                "forwarded\n",
+                missing);
+    net.master_port = free_local_port();
+    if ((code = choose_network(&s, &net, ifname, sizeof(ifname), maddr,
+                               sizeof(maddr))) != 0)
+        goto out;
+    if (!all_hosts_local(&s)) { /* only a dry run gets this far */
+        net.master_addr = s.hosts.hosts[0].name;
+        net.iface = "(chosen when the job starts)";
+    }
+    if (cfg_values_flag(&s.values, CFG_OPT_VERBOSE))
+        print_plan(&s, stderr);
+    if (cfg_values_flag(&s.values, CFG_OPT_DRY_RUN))
+        code = dry_run(&s, &base, &net);
+    else if (all_hosts_local(&s))
+        code = run(&s, &base, &net);
+    else
+        code = run_remote(&s, &base, &net, argv);
+out:
+    envlist_release(&base);
+    settings_release(&s);
+    fflush(stdout);
+    return code;
+}

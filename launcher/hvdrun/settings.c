@@ -1,0 +1,116 @@
+#include "settings.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "exit_codes.h"
+#include "hostfile.h"
+
+static int
+usage_error(const char *msg)
+{
+    fprintf(stderr, "hvdrun: %s\ntry 'hvdrun --help'\n", msg);
+    return HVD_EXIT_USAGE;
+}
+
+/* The config file under the command line. */
+static int
+load_config_file(settings *s)
+{
+    const char *path = cfg_values_get(&s->values, CFG_OPT_CONFIG_FILE);
+    cfg_values file;
+    cfg_err e;
+    int r = 0;
+
+    if (path == NULL)
+        return 0;
+    cfg_values_init(&file);
+    if (cfg_configfile_load(path, &file, &e) != 0 ||
+        cfg_values_merge(&s->values, &file, &e) != 0) {
+        fprintf(stderr, "hvdrun: %s\n", e.msg);
+        r = HVD_EXIT_CONFIG;
+    }
+    cfg_values_release(&file);
+    return r;
+}
+
+static int
+load_hosts(settings *s)
+{
+    const char *spec = cfg_values_get(&s->values, CFG_OPT_HOSTS);
+    const char *file = cfg_values_get(&s->values, CFG_OPT_HOSTFILE);
+    long np = cfg_values_long(&s->values, CFG_OPT_NP, 0);
+    char msg[600];
+    cfg_err e;
+
+    if (spec && file)
+        return usage_error("give hosts with -H or --hostfile, not both");
+    if (spec) {
+        if (cfg_hostspec_parse(spec, &s->hosts, &e) == 0)
+            return 0;
+        snprintf(msg, sizeof(msg), "bad -H '%s': %s", spec, e.msg);
+        return usage_error(msg);
+    }
+    if (file) {
+        if (cfg_hostfile_load(file, &s->hosts, &e) == 0)
+            return 0;
+        fprintf(stderr, "hvdrun: bad host file: %s\n", e.msg);
+        return HVD_EXIT_CONFIG;
+    }
+    if (np <= 0)
+        return usage_error("give -np N, or hosts with -H or --hostfile");
+    snprintf(msg, sizeof(msg), "localhost:%ld", np);
+    return cfg_hostspec_parse(msg, &s->hosts, &e) ? HVD_EXIT_USAGE : 0;
+}
+
+static int
+build_plan(settings *s)
+{
+    long np = cfg_values_long(&s->values, CFG_OPT_NP, 0);
+    cfg_err e;
+
+    if (cfg_plan_build(&s->hosts, (int)np, &s->plan, &e) != 0)
+        return usage_error(e.msg);
+    if (s->plan.scale > 1)
+        fprintf(stderr,
+                "hvdrun: warning: -np %ld is more than the %ld slots given; "
+                "running up to %d times each host's slots\n",
+                np, cfg_hostlist_slots(&s->hosts), s->plan.scale);
+    return 0;
+}
+
+int
+settings_load(int argc, char **argv, settings *s, int *done)
+{
+    char err[700];
+    int cmd = argc, r;
+
+    memset(s, 0, sizeof(*s));
+    cfg_values_init(&s->values);
+    cfg_hostlist_init(&s->hosts);
+    *done = 0;
+    if (cli_parse(argc, argv, &s->values, &cmd, err, sizeof(err)) != 0)
+        return usage_error(err);
+    if (cfg_values_flag(&s->values, CFG_OPT_HELP)) {
+        cli_help(stdout);
+        return *done = 1, 0;
+    }
+    if (cfg_values_flag(&s->values, CFG_OPT_VERSION)) {
+        printf("hvdrun %s\n", HVD_VERSION);
+        return *done = 1, 0;
+    }
+    s->command = argv + cmd;
+    s->ncommand = argc - cmd;
+    if ((r = load_config_file(s)) != 0 || (r = load_hosts(s)) != 0)
+        return r;
+    return build_plan(s);
+}
+
+void
+settings_release(settings *s)
+{
+    cfg_values_release(&s->values);
+    cfg_hostlist_release(&s->hosts);
+    cfg_plan_release(&s->plan);
+}

@@ -1,0 +1,656 @@
+#include "fleet.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <poll.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "agent_brief.h"
+#include "agent_link.h"
+#include "exit_codes.h"
+#include "stop_signals.h"
+#include "known_hosts.h"
+#include "local_host.h"
+#include "hvd_clock.h"
+#include "output.h"
+#include "sibling.h"
+
+#define LINE_LIMIT 65536
+
+typedef struct line_buf {
+    char *p;
+    size_t len, cap;
+} line_buf;
+
+typedef struct host_run {
+    const char *name;
+    hvdrun_link link;
+    int started; /* connecting (SSH) or spawned (local) */
+    int ready;   /* "@hvd ready" came */
+    int over;    /* finished, or dropped */
+    char iface[64], addr[64];
+    char error[900]; /* "step: reason" of its first failure */
+    line_buf lines[2];
+} host_run;
+
+typedef struct fleet {
+    const fleet_spec *spec;
+    settings *s;
+    host_run *h;
+    int n;
+    out_sink sinks[2];
+    int sigfd, events_fd;
+    sigset_t old_mask;
+    int go_sent, stopping;
+    double start_deadline, stop_deadline;
+    int failed;       /* the host whose agent failed first, or -1 */
+    int start_failed; /* a host failed before "go" */
+    int interrupted;
+    char aborted[600];
+    char user[256];
+    char known_hosts[PATH_MAX];
+    int accept_new;
+    char command[PATH_MAX + 64];    /* what SSH runs on each host */
+    char agent_path[PATH_MAX + 16]; /* this host's agent binary */
+} fleet;
+
+/* Sends a control line to every agent that runs. */
+static void
+tell_all(fleet *j, const char *line)
+{
+    for (int i = 0; i < j->n; i++)
+        if (j->h[i].link.open && !j->h[i].over)
+            hvdrun_link_send(&j->h[i].link, line, strlen(line));
+}
+
+static void
+stop_all(fleet *j, const char *why)
+{
+    char line[700];
+
+    if (j->stopping)
+        return;
+    j->stopping = 1;
+    j->stop_deadline = hvd_mono_now() +
+                       cfg_values_double(&j->s->values, CFG_OPT_KILL_GRACE, 3) +
+                       5;
+    snprintf(line, sizeof(line), "abort %s\n", why);
+    tell_all(j, line);
+}
+
+/* Drops a host's link: its agent sees EOF on stdin and stops. */
+static void
+drop(host_run *h)
+{
+    hvdrun_link_release(&h->link);
+    h->over = 1;
+}
+
+/* Keeps a host's first failure, "step: reason"; step NULL when why names
+ * its step already (the agent's own errors). Before "go", any failure
+ * stops the start everywhere. */
+static void
+host_error(fleet *j, host_run *h, const char *step, const char *why)
+{
+    if (h->error[0] == '\0')
+        snprintf(h->error, sizeof(h->error), "%s%s%s", step ? step : "",
+                 step ? ": " : "", why);
+    if (!j->go_sent)
+        j->start_failed = 1;
+}
+
+/* ---- what the agents say ---- */
+
+static void
+on_control(fleet *j, host_run *h, char *msg)
+{
+    if (strncmp(msg, "ready ", 6) == 0) {
+        h->ready = 1;
+        if (sscanf(msg + 6, "%63s %63s", h->iface, h->addr) < 1)
+            h->iface[0] = '\0';
+        if (cfg_values_flag(&j->s->values, CFG_OPT_VERBOSE))
+            fprintf(stderr, "hvdrun: %s: agent ready, network %s (%s)\n",
+                    h->name, h->iface, h->addr);
+    } else if (strncmp(msg, "error ", 6) == 0) {
+        char *colon = strstr(msg + 6, ": ");
+        /* "HOST: step: reason": the agent names its step */
+        host_error(j, h, NULL, colon ? colon + 2 : msg + 6);
+    }
+}
+
+static void
+emit_line(fleet *j, host_run *h, int stream, char *line, size_t len)
+{
+    out_sink *sink = &j->sinks[stream];
+
+    if (stream == 0 && len >= strlen(HVDRUN_CONTROL) &&
+        memcmp(line, HVDRUN_CONTROL, strlen(HVDRUN_CONTROL)) == 0) {
+        line[len] = '\0';
+        on_control(j, h, line + strlen(HVDRUN_CONTROL));
+        return;
+    }
+    if (sink->broken)
+        return;
+    out_sink_add(sink, line, len);
+    out_sink_add(sink, "\n", 1);
+}
+
+/* The agents send whole tagged lines; SSH may cut them anywhere. */
+static void
+feed(fleet *j, host_run *h, int stream, const char *data, size_t n)
+{
+    line_buf *b = &h->lines[stream];
+    char *nl;
+
+    if (b->len + n + 1 > b->cap) {
+        size_t cap = (b->len + n + 1) * 2;
+        char *p = realloc(b->p, cap);
+        if (p == NULL)
+            return;
+        b->p = p;
+        b->cap = cap;
+    }
+    memcpy(b->p + b->len, data, n);
+    b->len += n;
+    while ((nl = memchr(b->p, '\n', b->len)) != NULL) {
+        size_t len = (size_t)(nl - b->p);
+        emit_line(j, h, stream, b->p, len);
+        memmove(b->p, nl + 1, b->len - len - 1);
+        b->len -= len + 1;
+    }
+    if (b->len > LINE_LIMIT) { /* a line without end: pass it on in parts */
+        emit_line(j, h, stream, b->p, b->len);
+        b->len = 0;
+    }
+}
+
+/* ---- starting ---- */
+
+static int
+send_job(fleet *j, int i)
+{
+    host_run *h = &j->h[i];
+    const char *want = j->spec->rendezvous_addr;
+    char cwd[PATH_MAX], *line;
+    hvdrun_brief a = {
+        .host = i,
+        .hosts = j->s->hosts,
+        .np = j->s->plan.size,
+        .argv = j->s->command,
+        .base = *j->spec->base,
+        .cwd = getcwd(cwd, sizeof(cwd)) ? cwd : ".",
+        .rendezvous_port = j->spec->rendezvous_port,
+        .token = j->spec->token,
+        .network_interface =
+            cfg_values_get(&j->s->values, CFG_OPT_NETWORK_INTERFACE),
+        .output_dir = cfg_values_get(&j->s->values, CFG_OPT_OUTPUT_FILENAME),
+        .heartbeat = j->spec->heartbeat,
+        .kill_grace = cfg_values_double(&j->s->values, CFG_OPT_KILL_GRACE, 3),
+        .start_timeout =
+            cfg_values_double(&j->s->values, CFG_OPT_START_TIMEOUT, 30),
+        .timestamps = cfg_values_flag(&j->s->values, CFG_OPT_PREFIX_TIMESTAMP),
+        .verbose = cfg_values_flag(&j->s->values, CFG_OPT_VERBOSE),
+    };
+    int r;
+
+    /* hvdd listens on every address unless told otherwise: a host
+     * reaches it where its SSH connection came from */
+    if (want && strcmp(want, "0.0.0.0") != 0 && strcmp(want, "::") != 0)
+        a.rendezvous_addr = want;
+    else
+        a.rendezvous_addr =
+            h->link.remote ? h->link.ssh.local_addr : "127.0.0.1";
+    if ((line = hvdrun_brief_encode(&a)) == NULL)
+        return -1;
+    r = hvdrun_link_send(&h->link, line, strlen(line));
+    free(line);
+    return r;
+}
+
+static ssh_target
+target_of(fleet *j, const cfg_host *host)
+{
+    ssh_target t = {
+        .host = host->name,
+        .port = host->ssh_port
+                    ? host->ssh_port
+                    : (int)cfg_values_long(&j->s->values, CFG_OPT_SSH_PORT, 22),
+        .user = host->user ? host->user : j->user,
+        .identity_file =
+            host->identity_file
+                ? host->identity_file
+                : cfg_values_get(&j->s->values, CFG_OPT_SSH_IDENTITY_FILE),
+        .known_hosts = j->known_hosts,
+        .accept_new = j->accept_new,
+    };
+    return t;
+}
+
+static void
+start_host(fleet *j, int i)
+{
+    host_run *h = &j->h[i];
+    char *argv[] = {j->agent_path, NULL};
+
+    h->started = 1;
+    if (host_is_local(h->name)) {
+        if (j->spec->check_only || j->start_failed) {
+            h->over = 1; /* no SSH to check */
+            return;
+        }
+        if (hvdrun_link_local(&h->link, argv, &j->old_mask) != 0) {
+            host_error(j, h, "exec", strerror(errno));
+            h->over = 1;
+        } else if (send_job(j, i) != 0) {
+            host_error(j, h, "exec", "out of memory");
+        }
+        return;
+    }
+    ssh_target t = target_of(j, &j->s->hosts.hosts[i]);
+    if (hvdrun_link_remote(&h->link, &t, j->command) != 0) {
+        host_error(j, h, ssh_step_name(h->link.ssh.step), h->link.ssh.error);
+        drop(h);
+    }
+}
+
+/* Starts hosts while fewer than --ssh-parallel are logging in. */
+static void
+start_more(fleet *j)
+{
+    int busy = 0,
+        bound = (int)cfg_values_long(&j->s->values, CFG_OPT_SSH_PARALLEL, 8);
+
+    for (int i = 0; i < j->n; i++)
+        busy += j->h[i].started && !j->h[i].over && j->h[i].link.remote &&
+                j->h[i].link.ssh.step < SSH_EXEC;
+    /* after a failure the others are still checked, so that one run
+     * reports every broken host */
+    for (int i = 0; i < j->n && busy < bound; i++)
+        if (!j->h[i].started) {
+            start_host(j, i);
+            busy += j->h[i].link.remote && !j->h[i].over;
+        }
+}
+
+static void
+advance_ssh(fleet *j, int i)
+{
+    host_run *h = &j->h[i];
+    int r = ssh_conn_advance(&h->link.ssh);
+
+    if (r < 0) {
+        host_error(j, h, ssh_step_name(h->link.ssh.step), h->link.ssh.error);
+        drop(h);
+    } else if (r == 1 && j->start_failed && !j->spec->check_only) {
+        drop(h); /* this host is fine, but the job will not run */
+    } else if (r == 1) {
+        hvdrun_link_opened(&h->link);
+        if (!j->spec->check_only && send_job(j, i) != 0)
+            host_error(j, h, "exec", "out of memory");
+    }
+}
+
+/* ---- running ---- */
+
+static void
+on_agent_end(fleet *j, host_run *h)
+{
+    int code = h->link.code;
+
+    h->over = 1;
+    if (!j->go_sent) {
+        if (code == 0 && j->spec->check_only)
+            return;
+        if (code == 127)
+            host_error(j, h, "exec",
+                       "hvdrun is missing there (give its path with "
+                       "--remote-hvdrun)");
+        else if (!j->stopping || code != 0) {
+            char why[64];
+            snprintf(why, sizeof(why), "the agent exited with code %d", code);
+            host_error(j, h, "exec", why);
+        }
+        return;
+    }
+    if (code != 0 && !j->stopping && j->failed < 0) {
+        char why[600];
+        j->failed = (int)(h - j->h);
+        snprintf(why, sizeof(why), "a rank on %s failed", h->name);
+        stop_all(j, why);
+    }
+}
+
+static void
+service(fleet *j, int i)
+{
+    host_run *h = &j->h[i];
+    char buf[65536];
+    ssize_t n;
+
+    if (!h->started || h->over)
+        return;
+    if (h->link.remote && !h->link.open) {
+        advance_ssh(j, i);
+        if (!h->link.open)
+            return;
+    }
+    hvdrun_link_flush(&h->link);
+    for (int k = 0; k < 2; k++)
+        while ((n = hvdrun_link_read(&h->link, k, buf, sizeof(buf))) > 0)
+            feed(j, h, k, buf, (size_t)n);
+    /* a broken connection shows as a read error: hvdrun_link_read then
+     * reports EOF on that stream, and the reap below ends the host */
+    if (hvdrun_link_reap(&h->link))
+        on_agent_end(j, h);
+}
+
+/* A dead network sends no FIN: keepalives (every 15 s, configured at
+ * connect) find it. In non-blocking mode sending them is our job. */
+static void
+keepalive(host_run *h)
+{
+    int next;
+
+    if (h->started && !h->over && h->link.remote && h->link.open)
+        libssh2_keepalive_send(h->link.ssh.s, &next);
+}
+
+static int
+all_ready(const fleet *j)
+{
+    for (int i = 0; i < j->n; i++)
+        if (!j->h[i].ready)
+            return 0;
+    return 1;
+}
+
+static void
+on_signals(fleet *j)
+{
+    enum hvdrun_signal what;
+    int sig;
+
+    while ((what = hvdrun_signals_next(j->sigfd, &j->interrupted, j->stopping,
+                                       &sig)) != HVDRUN_SIGNAL_NONE) {
+        if (what == HVDRUN_SIGNAL_KILL) {
+            tell_all(j, "kill\n");
+            continue;
+        }
+        fprintf(stderr,
+                "hvdrun: %s: stopping the workers on %d hosts (again to "
+                "kill)\n",
+                strsignal(sig), j->n);
+        if (!j->go_sent)
+            j->start_failed = 1;
+        stop_all(j, "interrupted");
+    }
+}
+
+/* hvdd's "abort REASON" lines; EOF: hvdd is gone. */
+static void
+on_events(fleet *j)
+{
+    char buf[1024];
+    ssize_t n = read(j->events_fd, buf, sizeof(buf) - 1);
+
+    if (n <= 0) {
+        j->events_fd = -1;
+        snprintf(j->aborted, sizeof(j->aborted),
+                 "the rendezvous daemon hvdd exited");
+    } else {
+        buf[n] = '\0';
+        buf[strcspn(buf, "\n")] = '\0';
+        if (strncmp(buf, "abort ", 6) != 0)
+            return;
+        snprintf(j->aborted, sizeof(j->aborted), "%.500s", buf + 6);
+    }
+    stop_all(j, j->aborted);
+}
+
+static int
+over(const fleet *j)
+{
+    for (int i = 0; i < j->n; i++)
+        if (!j->h[i].over)
+            return 0;
+    return 1;
+}
+
+/* Waits for the sockets and pipes; libssh2 may hold data that does not
+ * wake poll, so every link is serviced after each wake-up anyway. */
+static void
+wait_io(fleet *j)
+{
+    struct pollfd p[2 + 2 * j->n];
+    int m = 0;
+
+    p[m++] = (struct pollfd){j->sigfd, POLLIN, 0};
+    if (j->events_fd >= 0)
+        p[m++] = (struct pollfd){j->events_fd, POLLIN, 0};
+    for (int i = 0; i < j->n; i++)
+        for (int k = 0; k < 2; k++) {
+            short ev;
+            int fd = j->h[i].started && !j->h[i].over
+                         ? hvdrun_link_pollfd(&j->h[i].link, k, &ev)
+                         : -1;
+            if (fd >= 0)
+                p[m++] = (struct pollfd){fd, ev, 0};
+        }
+    poll(p, m, 100);
+    if (p[0].revents)
+        on_signals(j);
+    if (j->events_fd >= 0 && p[1].revents)
+        on_events(j);
+}
+
+static void
+check_deadlines(fleet *j)
+{
+    double t = hvd_mono_now();
+
+    if (!j->go_sent && !j->start_failed && t > j->start_deadline) {
+        fprintf(stderr,
+                "hvdrun: not every host was ready within %g s "
+                "(--start-timeout):",
+                cfg_values_double(&j->s->values, CFG_OPT_START_TIMEOUT, 30));
+        for (int i = 0; i < j->n; i++) {
+            host_run *h = &j->h[i];
+            if (h->ready)
+                continue;
+            fprintf(stderr, " %s (%s)", h->name,
+                    !h->started ? "not started"
+                    : h->link.remote && !h->link.open
+                        ? ssh_step_name(h->link.ssh.step)
+                        : "network choice");
+        }
+        fputc('\n', stderr);
+        j->start_failed = 1;
+        for (int i = 0; i < j->n; i++) /* past the deadline: give up */
+            if (!j->h[i].over) {
+                if (j->h[i].started)
+                    drop(&j->h[i]);
+                j->h[i].over = 1;
+            }
+    }
+    if (j->stopping && t > j->stop_deadline)
+        for (int i = 0; i < j->n; i++)
+            if (j->h[i].started && !j->h[i].over) {
+                host_error(j, &j->h[i], "stop", "the agent did not finish");
+                drop(&j->h[i]);
+            }
+}
+
+static void
+loop(fleet *j)
+{
+    while (!over(j)) {
+        start_more(j);
+        if (j->start_failed && !j->go_sent && !j->spec->check_only) {
+            /* nothing may start anywhere: every agent sees EOF and exits */
+            for (int i = 0; i < j->n; i++)
+                if (j->h[i].started && !j->h[i].over && j->h[i].link.open)
+                    drop(&j->h[i]);
+            if (over(j))
+                break;
+        }
+        wait_io(j);
+        for (int i = 0; i < j->n; i++) {
+            service(j, i);
+            keepalive(&j->h[i]);
+        }
+        if (!j->go_sent && !j->start_failed && !j->spec->check_only &&
+            all_ready(j)) {
+            tell_all(j, "go\n");
+            j->go_sent = 1;
+        }
+        out_sink_flush(&j->sinks[0]);
+        out_sink_flush(&j->sinks[1]);
+        check_deadlines(j);
+    }
+    for (int i = 0; i < j->n; i++)
+        for (int k = 0; k < 2; k++)
+            if (j->h[i].lines[k].len) /* a last line without newline */
+                emit_line(j, &j->h[i], k, j->h[i].lines[k].p,
+                          j->h[i].lines[k].len);
+    out_sink_flush(&j->sinks[0]);
+    out_sink_flush(&j->sinks[1]);
+}
+
+/* ---- outcome ---- */
+
+static int
+report(fleet *j)
+{
+    int errors = 0;
+
+    for (int i = 0; i < j->n; i++)
+        if (j->h[i].error[0]) {
+            fprintf(stderr, "hvdrun: %s: %s\n", j->h[i].name, j->h[i].error);
+            errors++;
+        }
+    if (j->spec->check_only) {
+        for (int i = 0; i < j->n; i++)
+            if (!j->h[i].error[0])
+                printf("%s: ok%s\n", j->h[i].name,
+                       j->h[i].link.remote || !j->h[i].started
+                           ? ""
+                           : " (this machine)");
+        return errors ? HVD_EXIT_LAUNCH : HVD_EXIT_OK;
+    }
+    if (j->start_failed) {
+        if (!j->interrupted)
+            fprintf(stderr, "hvdrun: no worker was started on any host\n");
+        return j->interrupted ? 128 + j->interrupted : HVD_EXIT_LAUNCH;
+    }
+    if (j->failed >= 0) {
+        fprintf(stderr, "hvdrun: job failed on %s; stopped the other hosts\n",
+                j->h[j->failed].name);
+        return j->h[j->failed].link.code;
+    }
+    if (j->aborted[0]) {
+        fprintf(stderr, "hvdrun: job stopped: %s\n", j->aborted);
+        return HVD_EXIT_RENDEZVOUS;
+    }
+    if (j->interrupted)
+        return 128 + j->interrupted;
+    return errors ? HVD_EXIT_LAUNCH : HVD_EXIT_OK;
+}
+
+/* ---- setup ---- */
+
+static void
+shell_quote(const char *s, char *out, size_t size)
+{
+    size_t o = 0;
+
+    out[o++] = '\'';
+    for (; *s && o + 6 < size; s++) {
+        if (*s == '\'') {
+            memcpy(out + o, "'\\''", 4);
+            o += 4;
+        } else {
+            out[o++] = *s;
+        }
+    }
+    out[o++] = '\'';
+    out[o] = '\0';
+}
+
+static int
+setup(fleet *j)
+{
+    char quoted[PATH_MAX + 16], hvdrun[PATH_MAX + 16];
+    const char *remote = cfg_values_get(&j->s->values, CFG_OPT_REMOTE_HVDRUN);
+    struct passwd *pw = getpwuid(getuid());
+
+    /* this program is hvdrun-ssh; the hosts run the hvdrun beside it */
+    if (sibling_path("hvdrun-agent", j->agent_path, sizeof(j->agent_path)) ||
+        sibling_path("hvdrun", hvdrun, sizeof(hvdrun)))
+        return -1;
+    shell_quote(remote ? remote : hvdrun, quoted, sizeof(quoted));
+    snprintf(j->command, sizeof(j->command), "exec %s --agent%s", quoted,
+             j->spec->check_only ? " --check" : "");
+    snprintf(j->user, sizeof(j->user), "%s",
+             pw               ? pw->pw_name
+             : getenv("USER") ? getenv("USER")
+                              : "root");
+    known_hosts_default(j->known_hosts, sizeof(j->known_hosts));
+    j->accept_new = cfg_values_flag(&j->s->values, CFG_OPT_SSH_ACCEPT_NEW) ||
+                    known_hosts_config_accepts_new();
+    j->sigfd = hvdrun_signals_open(&j->old_mask);
+    return j->sigfd < 0 || libssh2_init(0) != 0 ? -1 : 0;
+}
+
+static void
+release(fleet *j)
+{
+    for (int i = 0; i < j->n; i++) {
+        if (j->h[i].started)
+            hvdrun_link_release(&j->h[i].link);
+        free(j->h[i].lines[0].p);
+        free(j->h[i].lines[1].p);
+    }
+    free(j->h);
+    out_sink_release(&j->sinks[0]);
+    out_sink_release(&j->sinks[1]);
+    if (j->sigfd >= 0)
+        close(j->sigfd);
+    sigprocmask(SIG_SETMASK, &j->old_mask, NULL);
+    libssh2_exit();
+}
+
+int
+fleet_run(const fleet_spec *spec)
+{
+    fleet j = {.spec = spec,
+               .s = spec->s,
+               .n = spec->s->plan.nhosts,
+               .sigfd = -1,
+               .events_fd = spec->events_fd,
+               .failed = -1};
+    int code;
+
+    out_sink_init(&j.sinks[0], STDOUT_FILENO);
+    out_sink_init(&j.sinks[1], STDERR_FILENO);
+    sigemptyset(&j.old_mask);
+    if ((j.h = calloc(j.n, sizeof(*j.h))) == NULL || setup(&j) != 0) {
+        fprintf(stderr, "hvdrun: cannot set up the job: %s\n", strerror(errno));
+        release(&j);
+        return HVD_EXIT_LAUNCH;
+    }
+    for (int i = 0; i < j.n; i++)
+        j.h[i].name = spec->s->hosts.hosts[i].name;
+    j.start_deadline =
+        hvd_mono_now() +
+        cfg_values_double(&spec->s->values, CFG_OPT_START_TIMEOUT, 30);
+    loop(&j);
+    code = report(&j);
+    release(&j);
+    return code;
+}

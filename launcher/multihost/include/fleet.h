@@ -1,0 +1,25 @@
+/* A job on several hosts: one agent per host (over SSH, or a child
+ * process for the launch host's own slots), started in parallel; no
+ * worker starts anywhere until every agent is ready; the first failure
+ * stops every host. */
+#ifndef HVD_FLEET_H
+#define HVD_FLEET_H
+
+#include "envlist.h"
+#include "settings.h"
+
+typedef struct fleet_spec {
+    settings *s;
+    const envlist *base; /* what every worker gets besides its identity */
+    const char *token;
+    int rendezvous_port;
+    const char *rendezvous_addr; /* --rendezvous-addr, or NULL */
+    double heartbeat;
+    int events_fd;  /* hvdd's "abort REASON" lines, or -1 */
+    int check_only; /* --check-ssh: log in and run the agent's self-test */
+} fleet_spec;
+
+/* Returns hvdrun's exit code. */
+int fleet_run(const fleet_spec *spec);
+
+#endif
