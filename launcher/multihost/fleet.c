@@ -30,10 +30,12 @@ typedef struct line_buf {
 
 typedef struct host_run {
     const char *name;
-    hvdrun_link link;
-    int started; /* connecting (SSH) or spawned (local) */
-    int ready;   /* "@hvd ready" came */
-    int over;    /* finished, or dropped */
+    hvdrun_link *link; /* once started, until dropped */
+    int started;       /* connecting (SSH) or spawned (local) */
+    int remote;        /* started over SSH */
+    int code;          /* its agent's exit code, once it ended */
+    int ready;         /* "@hvd ready" came */
+    int over;          /* finished, or dropped */
     char iface[64], addr[64];
     char error[900]; /* "step: reason" of its first failure */
     line_buf lines[2];
@@ -52,6 +54,7 @@ typedef struct fleet {
     int failed;       /* the host whose agent failed first, or -1 */
     int start_failed; /* a host failed before "go" */
     int interrupted;
+    int links_begun; /* hvdrun_links_begin succeeded */
     char aborted[600];
     char user[256];
     char known_hosts[PATH_MAX];
@@ -65,8 +68,8 @@ static void
 tell_all(fleet *j, const char *line)
 {
     for (int i = 0; i < j->n; i++)
-        if (j->h[i].link.open && !j->h[i].over)
-            hvdrun_link_send(&j->h[i].link, line, strlen(line));
+        if (j->h[i].link && hvdrun_link_is_open(j->h[i].link) && !j->h[i].over)
+            hvdrun_link_send(j->h[i].link, line, strlen(line));
 }
 
 static void
@@ -88,7 +91,8 @@ stop_all(fleet *j, const char *why)
 static void
 drop(host_run *h)
 {
-    hvdrun_link_release(&h->link);
+    hvdrun_link_free(h->link);
+    h->link = NULL;
     h->over = 1;
 }
 
@@ -204,11 +208,10 @@ send_job(fleet *j, int i)
     if (want && strcmp(want, "0.0.0.0") != 0 && strcmp(want, "::") != 0)
         a.rendezvous_addr = want;
     else
-        a.rendezvous_addr =
-            h->link.remote ? h->link.ssh.local_addr : "127.0.0.1";
+        a.rendezvous_addr = hvdrun_link_local_addr(h->link);
     if ((line = hvdrun_brief_encode(&a)) == NULL)
         return -1;
-    r = hvdrun_link_send(&h->link, line, strlen(line));
+    r = hvdrun_link_send(h->link, line, strlen(line));
     free(line);
     return r;
 }
@@ -232,6 +235,24 @@ target_of(fleet *j, const cfg_host *host)
     return t;
 }
 
+/* A link still starting (an SSH login): on, as far as it goes. */
+static void
+advance_start(fleet *j, int i)
+{
+    host_run *h = &j->h[i];
+    int r = hvdrun_link_advance(h->link);
+
+    if (r < 0) {
+        host_error(j, h, hvdrun_link_step(h->link), hvdrun_link_error(h->link));
+        drop(h);
+    } else if (r == 1 && j->start_failed && !j->spec->check_only) {
+        drop(h); /* this host is fine, but the job will not run */
+    } else if (r == 1) {
+        if (!j->spec->check_only && send_job(j, i) != 0)
+            host_error(j, h, "exec", "out of memory");
+    }
+}
+
 static void
 start_host(fleet *j, int i)
 {
@@ -244,7 +265,7 @@ start_host(fleet *j, int i)
             h->over = 1; /* no SSH to check */
             return;
         }
-        if (hvdrun_link_local(&h->link, argv, &j->old_mask) != 0) {
+        if ((h->link = hvdrun_link_pipes(argv, &j->old_mask)) == NULL) {
             host_error(j, h, "exec", strerror(errno));
             h->over = 1;
         } else if (send_job(j, i) != 0) {
@@ -253,9 +274,12 @@ start_host(fleet *j, int i)
         return;
     }
     ssh_target t = target_of(j, &j->s->hosts.hosts[i]);
-    if (hvdrun_link_remote(&h->link, &t, j->command) != 0) {
-        host_error(j, h, ssh_step_name(h->link.ssh.step), h->link.ssh.error);
-        drop(h);
+    h->remote = 1;
+    if ((h->link = hvdrun_link_ssh(&t, j->command)) == NULL) {
+        host_error(j, h, "connect", "out of memory");
+        h->over = 1;
+    } else {
+        advance_start(j, i); /* a failure to resolve shows at once */
     }
 }
 
@@ -267,33 +291,15 @@ start_more(fleet *j)
         bound = (int)cfg_values_long(&j->s->values, CFG_OPT_SSH_PARALLEL, 8);
 
     for (int i = 0; i < j->n; i++)
-        busy += j->h[i].started && !j->h[i].over && j->h[i].link.remote &&
-                j->h[i].link.ssh.step < SSH_EXEC;
+        busy += j->h[i].link && !j->h[i].over &&
+                hvdrun_link_logging_in(j->h[i].link);
     /* after a failure the others are still checked, so that one run
      * reports every broken host */
     for (int i = 0; i < j->n && busy < bound; i++)
         if (!j->h[i].started) {
             start_host(j, i);
-            busy += j->h[i].link.remote && !j->h[i].over;
+            busy += j->h[i].remote && !j->h[i].over;
         }
-}
-
-static void
-advance_ssh(fleet *j, int i)
-{
-    host_run *h = &j->h[i];
-    int r = ssh_conn_advance(&h->link.ssh);
-
-    if (r < 0) {
-        host_error(j, h, ssh_step_name(h->link.ssh.step), h->link.ssh.error);
-        drop(h);
-    } else if (r == 1 && j->start_failed && !j->spec->check_only) {
-        drop(h); /* this host is fine, but the job will not run */
-    } else if (r == 1) {
-        hvdrun_link_opened(&h->link);
-        if (!j->spec->check_only && send_job(j, i) != 0)
-            host_error(j, h, "exec", "out of memory");
-    }
 }
 
 /* ---- running ---- */
@@ -301,7 +307,7 @@ advance_ssh(fleet *j, int i)
 static void
 on_agent_end(fleet *j, host_run *h)
 {
-    int code = h->link.code;
+    int code = h->code = hvdrun_link_code(h->link);
 
     h->over = 1;
     if (!j->go_sent) {
@@ -333,32 +339,28 @@ service(fleet *j, int i)
     char buf[65536];
     ssize_t n;
 
-    if (!h->started || h->over)
+    if (h->link == NULL || h->over)
         return;
-    if (h->link.remote && !h->link.open) {
-        advance_ssh(j, i);
-        if (!h->link.open)
+    if (!hvdrun_link_is_open(h->link)) {
+        advance_start(j, i);
+        if (h->link == NULL || !hvdrun_link_is_open(h->link))
             return;
     }
-    hvdrun_link_flush(&h->link);
+    hvdrun_link_flush(h->link);
     for (int k = 0; k < 2; k++)
-        while ((n = hvdrun_link_read(&h->link, k, buf, sizeof(buf))) > 0)
+        while ((n = hvdrun_link_read(h->link, k, buf, sizeof(buf))) > 0)
             feed(j, h, k, buf, (size_t)n);
-    /* a broken connection shows as a read error: hvdrun_link_read then
-     * reports EOF on that stream, and the reap below ends the host */
-    if (hvdrun_link_reap(&h->link))
+    /* a broken connection reads as EOF on both streams, and the reap
+     * below ends the host */
+    if (hvdrun_link_reap(h->link))
         on_agent_end(j, h);
 }
 
-/* A dead network sends no FIN: keepalives (every 15 s, configured at
- * connect) find it. In non-blocking mode sending them is our job. */
 static void
 keepalive(host_run *h)
 {
-    int next;
-
-    if (h->started && !h->over && h->link.remote && h->link.open)
-        libssh2_keepalive_send(h->link.ssh.s, &next);
+    if (h->link && !h->over)
+        hvdrun_link_keepalive(h->link);
 }
 
 static int
@@ -436,8 +438,8 @@ wait_io(fleet *j)
     for (int i = 0; i < j->n; i++)
         for (int k = 0; k < 2; k++) {
             short ev;
-            int fd = j->h[i].started && !j->h[i].over
-                         ? hvdrun_link_pollfd(&j->h[i].link, k, &ev)
+            int fd = j->h[i].link && !j->h[i].over
+                         ? hvdrun_link_pollfd(j->h[i].link, k, &ev)
                          : -1;
             if (fd >= 0)
                 p[m++] = (struct pollfd){fd, ev, 0};
@@ -465,8 +467,8 @@ check_deadlines(fleet *j)
                 continue;
             fprintf(stderr, " %s (%s)", h->name,
                     !h->started ? "not started"
-                    : h->link.remote && !h->link.open
-                        ? ssh_step_name(h->link.ssh.step)
+                    : h->link && !hvdrun_link_is_open(h->link)
+                        ? hvdrun_link_step(h->link)
                         : "network choice");
         }
         fputc('\n', stderr);
@@ -494,7 +496,8 @@ loop(fleet *j)
         if (j->start_failed && !j->go_sent && !j->spec->check_only) {
             /* nothing may start anywhere: every agent sees EOF and exits */
             for (int i = 0; i < j->n; i++)
-                if (j->h[i].started && !j->h[i].over && j->h[i].link.open)
+                if (j->h[i].link && !j->h[i].over &&
+                    hvdrun_link_is_open(j->h[i].link))
                     drop(&j->h[i]);
             if (over(j))
                 break;
@@ -538,9 +541,8 @@ report(fleet *j)
         for (int i = 0; i < j->n; i++)
             if (!j->h[i].error[0])
                 printf("%s: ok%s\n", j->h[i].name,
-                       j->h[i].link.remote || !j->h[i].started
-                           ? ""
-                           : " (this machine)");
+                       j->h[i].remote || !j->h[i].started ? ""
+                                                          : " (this machine)");
         return errors ? HVD_EXIT_LAUNCH : HVD_EXIT_OK;
     }
     if (j->start_failed) {
@@ -551,7 +553,7 @@ report(fleet *j)
     if (j->failed >= 0) {
         fprintf(stderr, "hvdrun: job failed on %s; stopped the other hosts\n",
                 j->h[j->failed].name);
-        return j->h[j->failed].link.code;
+        return j->h[j->failed].code;
     }
     if (j->aborted[0]) {
         fprintf(stderr, "hvdrun: job stopped: %s\n", j->aborted);
@@ -604,15 +606,17 @@ setup(fleet *j)
     j->accept_new = cfg_values_flag(&j->s->values, CFG_OPT_SSH_ACCEPT_NEW) ||
                     known_hosts_config_accepts_new();
     j->sigfd = hvdrun_signals_open(&j->old_mask);
-    return j->sigfd < 0 || libssh2_init(0) != 0 ? -1 : 0;
+    if (j->sigfd < 0 || hvdrun_links_begin() != 0)
+        return -1;
+    j->links_begun = 1;
+    return 0;
 }
 
 static void
 release(fleet *j)
 {
     for (int i = 0; i < j->n; i++) {
-        if (j->h[i].started)
-            hvdrun_link_release(&j->h[i].link);
+        hvdrun_link_free(j->h[i].link);
         free(j->h[i].lines[0].p);
         free(j->h[i].lines[1].p);
     }
@@ -622,7 +626,8 @@ release(fleet *j)
     if (j->sigfd >= 0)
         close(j->sigfd);
     sigprocmask(SIG_SETMASK, &j->old_mask, NULL);
-    libssh2_exit();
+    if (j->links_begun)
+        hvdrun_links_end();
 }
 
 int

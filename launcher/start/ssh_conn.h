@@ -1,12 +1,15 @@
 /* One SSH connection to one host with one exec channel (libssh2), driven
- * without blocking: the launcher's event loop calls ssh_conn_advance when
- * the socket is ready, for every host at once. */
+ * without blocking: the launcher's event loop calls ssh_conn_advance
+ * when the socket is ready, for every host at once. What the SSH way of
+ * agent_link.h (link_ssh.c) is made of; private to start/. */
 #ifndef HVD_SSH_CONN_H
 #define HVD_SSH_CONN_H
 
 #include <libssh2.h>
 #include <stddef.h>
 #include <sys/types.h>
+
+#include "agent_link.h"
 
 /* The steps, in order; a failure names the step it happened in. */
 #define SSH_STEPS(X)                                                           \
@@ -25,16 +28,6 @@ typedef enum ssh_step {
     SSH_STEPS(SSH_STEP_ENUM)
 #undef SSH_STEP_ENUM
 } ssh_step;
-
-typedef struct ssh_target {
-    const char *host;
-    int port;
-    const char *user;
-    const char *identity_file; /* tried after ssh-agent; or NULL */
-    const char *known_hosts;
-    int accept_new;
-    double timeout; /* seconds for blocking-prone calls */
-} ssh_target;
 
 typedef struct ssh_conn {
     ssh_target t;
