@@ -1,5 +1,5 @@
 /* /v1/agent...: what the per-host agents tell hvdd so that it can choose
- * the network (DESIGN.md, "NIC selection"):
+ * the network (ARCHITECTURE.md, "NIC choice"):
  *   POST /v1/agent           {"host","id","probe_port","interfaces":[...]}
  *   POST /v1/agent/targets   {"host"}  -> the next host's addresses
  *   POST /v1/agent/probes    {"host","results":[{"addr","answer"}]}

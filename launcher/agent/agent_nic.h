@@ -1,4 +1,4 @@
-/* The agent's part of the NIC choice (DESIGN.md, "NIC selection"): tell
+/* The agent's part of the NIC choice (ARCHITECTURE.md, "NIC choice"): tell
  * hvdd this host's interfaces, answer the previous host's probes, probe
  * the next host's addresses, and get hvdd's decision. */
 #ifndef HVD_AGENT_NIC_H

@@ -1,5 +1,5 @@
-/* Choosing the network every host of a job uses (DESIGN.md, "NIC
- * selection"). Pure logic: the agents' interface lists and the results of
+/* Choosing the network every host of a job uses (ARCHITECTURE.md, "NIC
+ * choice"). Pure logic: the agents' interface lists and the results of
  * their ring probes go in, one interface per host comes out. */
 #ifndef HVDD_NIC_H
 #define HVDD_NIC_H

@@ -1,4 +1,5 @@
-/* The environment contract of DESIGN.md: what every worker is given. */
+/* What every worker is given: the environment contract of hvdrun.1
+ * ("ENVIRONMENT GIVEN TO WORKERS"). */
 #ifndef HVD_WORKER_ENV_H
 #define HVD_WORKER_ENV_H
 

@@ -241,6 +241,7 @@ reduce_one(gloo_state *g, const void *send, void *recv, size_t count,
                               count);
             opts.setOutput(static_cast<T *>(recv), count);
         });
+        opts.setAlgorithm(gloo::AllreduceOptions::Algorithm::RING);
         opts.setReduceFunction(
             [dt, how](void *c, const void *a, const void *b, size_t n) {
                 elem_reduce_to(c, a, b, n, dt, how);
