@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # House rules that a compiler does not check: no banned calls (STYLE.md),
-# and every C file formatted by the repository's .clang-format.
+# no header reached by path, and every C file formatted by the
+# repository's .clang-format.
 set -u
 cd "${SRC:?set SRC to the source folder}"
 fail=0
@@ -11,6 +12,18 @@ if [ -n "$banned" ]; then
     fail=1
 else
     echo "ok - no banned calls"
+fi
+# The layout is the architecture: a library's headers reach others only
+# through its CMake target (PUBLIC include), never by path.
+backdoors=$(git grep -nE 'include_directories\([^)]*\$\{PROJECT_SOURCE_DIR\}' -- '*CMakeLists.txt' 2>/dev/null
+    git grep -nE '^\s*\$\{PROJECT_SOURCE_DIR\}/[a-z]+(/[a-z_]+)*\)?$' -- '*CMakeLists.txt' 2>/dev/null
+    git grep -nE '#\s*include\s+"[^"]*\.\./' -- '*.c' '*.h' '*.cc' 2>/dev/null)
+if [ -n "$backdoors" ]; then
+    echo "headers reached by path instead of through a target:"
+    echo "$backdoors"
+    fail=1
+else
+    echo "ok - no header reached by path"
 fi
 if ! command -v clang-format >/dev/null; then
     echo "skip: clang-format not installed, formatting not checked"
