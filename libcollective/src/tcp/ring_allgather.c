@@ -28,6 +28,6 @@ ring_allgatherv(tcp_ring *g, const void *mine, void *all, const size_t *bytes,
         memmove((char *)all + b.block_at[g->rank], mine, bytes[g->rank]);
     if ((r = ring_begin(g, what, err, errlen)) == 0)
         r = ring_allgather_steps(g, &b, g->rank, err, errlen);
-    ring_buf_free(&b);
+    ring_buf_release(&b);
     return ring_end(g, r);
 }

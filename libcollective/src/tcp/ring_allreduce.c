@@ -114,7 +114,7 @@ ring_allreduce_pieces(tcp_ring *g, const ring_piece *piece, int n,
         b.block_at[g->size] = (at + m) * es;
         r = allreduce_steps(g, &b, dt, op, err, errlen);
     }
-    ring_buf_free(&b);
+    ring_buf_release(&b);
     return ring_end(g, r);
 }
 

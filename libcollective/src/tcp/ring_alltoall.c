@@ -68,7 +68,7 @@ ring_alltoallv(tcp_ring *g, const void *send, const size_t *send_bytes,
                (const char *)send + send_at[g->rank], recv_bytes[g->rank]);
     if ((r = ring_begin_chords(g, RING_CHORDS_ALL, what, err, errlen)) == 0)
         r = exchange(g, &b, send_at, recv_at, err, errlen);
-    ring_buf_free(&b);
+    ring_buf_release(&b);
     free(send_at);
     return ring_end(g, r);
 }

@@ -58,6 +58,6 @@ ring_broadcast(tcp_ring *g, void *buf, size_t bytes, int root, char *err,
     } else if ((r = ring_begin(g, b.what, err, errlen)) == 0) {
         r = ring_run_step(g, &b, &s, err, errlen);
     }
-    ring_buf_free(&b);
+    ring_buf_release(&b);
     return ring_end(g, r);
 }

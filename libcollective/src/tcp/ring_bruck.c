@@ -65,7 +65,7 @@ ring_bruck_allgatherv(tcp_ring *g, const void *mine, void *all,
         memmove(base + at, mine, bytes[g->rank]);
     if ((r = ring_begin_chords(g, RING_CHORDS_POW2, what, err, errlen)) == 0)
         r = steps(g, &b, rot, err, errlen);
-    ring_buf_free(&b);
+    ring_buf_release(&b);
     free(rot);
     return ring_end(g, r);
 }

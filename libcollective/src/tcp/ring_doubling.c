@@ -33,7 +33,7 @@ steps(tcp_ring *g, char *scratch, void *recv, size_t bytes, coll_dtype dt,
         return COLL_ENOMEM;
     if (ring_buf_init(&out_recv, &buf[1], 1, coll_dtype_size(dt), g->size,
                       "allreduce") != 0) {
-        ring_buf_free(&out_scratch);
+        ring_buf_release(&out_scratch);
         return COLL_ENOMEM;
     }
     /* the ranks past p2 hand their data down */
@@ -65,8 +65,8 @@ steps(tcp_ring *g, char *scratch, void *recv, size_t bytes, coll_dtype dt,
         s.out_len = bytes;
         r = ring_step_with(g, rank + p2, &out_recv, &s, err, errlen);
     }
-    ring_buf_free(&out_scratch);
-    ring_buf_free(&out_recv);
+    ring_buf_release(&out_scratch);
+    ring_buf_release(&out_recv);
     return r;
 }
 

@@ -35,7 +35,7 @@ ring_reducescatter(tcp_ring *g, const void *send, void *recv, size_t count,
          * 0), block rank - 2 - k comes in; the last is block rank */
         if ((r = ring_begin(g, b.what, err, errlen)) == 0)
             r = ring_reduce_steps(g, &b, g->rank - 1, dt, op, err, errlen);
-        ring_buf_free(&b);
+        ring_buf_release(&b);
         r = ring_end(g, r);
     }
     free(piece);

@@ -266,7 +266,7 @@ ring_buf_init(ring_buf *b, const ring_piece *piece, int n, size_t es, int size,
                     es,
                     what};
     if (b->start == NULL || b->block_at == NULL) {
-        ring_buf_free(b);
+        ring_buf_release(b);
         return COLL_ENOMEM;
     }
     for (int k = 0; k < n; k++)
@@ -275,7 +275,7 @@ ring_buf_init(ring_buf *b, const ring_piece *piece, int n, size_t es, int size,
 }
 
 void
-ring_buf_free(ring_buf *b)
+ring_buf_release(ring_buf *b)
 {
     free(b->start);
     free(b->block_at);

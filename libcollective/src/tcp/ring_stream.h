@@ -46,10 +46,10 @@ typedef struct {
 /* Sets s's ranges to blocks out_block and in_block (taken mod size). */
 void ring_step_blocks(const tcp_ring *g, const ring_buf *b, ring_step *s,
                       int out_block, int in_block);
-/* 0 or COLL_ENOMEM; ring_buf_free frees what it allocated. */
+/* 0 or COLL_ENOMEM; ring_buf_release frees what it allocated. */
 int ring_buf_init(ring_buf *b, const ring_piece *piece, int n, size_t es,
                   int size, const char *what);
-void ring_buf_free(ring_buf *b);
+void ring_buf_release(ring_buf *b);
 /* 0, or COLL_ETRANSPORT with the peer named in err. */
 int ring_run_step(tcp_ring *g, const ring_buf *b, const ring_step *s, char *err,
                   size_t errlen);
