@@ -21,7 +21,7 @@ hvdrun_links_end(void)
 }
 
 hvdrun_link *
-link_new(const link_way *way, void *impl)
+hvdrun_link_new(const link_way *way, void *impl)
 {
     hvdrun_link *l = calloc(1, sizeof(*l));
 

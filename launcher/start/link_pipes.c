@@ -159,7 +159,7 @@ hvdrun_link_pipes(char *const argv[], const sigset_t *unblock)
     }
     close(p->child.status_fd); /* an exec failure shows as exit 127 */
     p->child.status_fd = -1;
-    if ((l = link_new(&pipes_way, p)) == NULL) {
+    if ((l = hvdrun_link_new(&pipes_way, p)) == NULL) {
         close_pipes(p, 0);
         errno = ENOMEM;
         return NULL;

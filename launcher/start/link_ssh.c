@@ -125,7 +125,7 @@ hvdrun_link_ssh(const ssh_target *t, const char *command)
     /* a start that fails here (resolve) leaves c failed: the first
      * advance reports it */
     ssh_conn_start(c, t, command);
-    if ((l = link_new(&ssh_way, c)) == NULL) {
+    if ((l = hvdrun_link_new(&ssh_way, c)) == NULL) {
         ssh_conn_release(c);
         free(c);
     }

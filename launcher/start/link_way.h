@@ -43,6 +43,6 @@ struct hvdrun_link {
 
 /* A link of way with impl (taken), not yet open; NULL when out of
  * memory (impl stays the caller's). */
-hvdrun_link *link_new(const link_way *way, void *impl);
+hvdrun_link *hvdrun_link_new(const link_way *way, void *impl);
 
 #endif
