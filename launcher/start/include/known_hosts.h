@@ -16,6 +16,19 @@ enum { KH_MATCH, KH_ADDED, KH_UNKNOWN, KH_CHANGED, KH_ERROR };
 int known_hosts_check(LIBSSH2_SESSION *s, const char *file, const char *host,
                       int port, int accept_new, char *fp, size_t fpsize);
 
+/* The check itself, with the entries already in kh (read by libssh2 from
+ * a file or line by line): KH_MATCH, KH_CHANGED, KH_UNKNOWN, or KH_ERROR
+ * (also for a key type libssh2 cannot name). type is the session's
+ * LIBSSH2_HOSTKEY_TYPE_*, key the raw key blob. */
+int known_hosts_lookup(LIBSSH2_KNOWNHOSTS *kh, const char *host, int port,
+                       int type, const char *key, size_t len);
+
+/* The line known_hosts_check appends for a new key, "HOST TYPE BASE64\n"
+ * ("[HOST]:PORT ..." off port 22), written into line. Its length, or -1
+ * when the key type is unknown or the line does not fit in size. */
+int known_hosts_entry(char *line, size_t size, const char *host, int port,
+                      int type, const char *key, size_t len);
+
 /* ~/.ssh/known_hosts, or "" when there is no home directory. */
 void known_hosts_default(char *path, size_t size);
 
@@ -23,5 +36,8 @@ void known_hosts_default(char *path, size_t size);
  * (StrictHostKeyChecking accept-new or no, outside any Host block or in
  * "Host *"). */
 int known_hosts_config_accepts_new(void);
+/* The same decision on the text of a config file (len bytes, no NUL
+ * needed), read line by line as the file is. */
+int known_hosts_config_text_accepts_new(const char *text, size_t len);
 
 #endif
