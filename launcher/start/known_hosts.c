@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static const char *
@@ -57,9 +58,11 @@ key_kind(int type, const char **name)
 }
 
 int
-known_hosts_entry(char *line, size_t size, const char *host, int port, int type,
-                  const char *key, size_t len)
+known_hosts_entry(char *line, size_t size, int last, const char *host, int port,
+                  int type, const char *key, size_t len)
 {
+    /* else the new line would run on from the file's last one */
+    const char *nl = last != 0 && last != '\n' ? "\n" : "";
     const char *name;
     char *b64;
     int n;
@@ -68,23 +71,37 @@ known_hosts_entry(char *line, size_t size, const char *host, int port, int type,
         return -1;
     base64_encode((const unsigned char *)key, len, b64, len * 2 + 8, 1);
     if (port == 22)
-        n = snprintf(line, size, "%s %s %s\n", host, name, b64);
+        n = snprintf(line, size, "%s%s %s %s\n", nl, host, name, b64);
     else
-        n = snprintf(line, size, "[%s]:%d %s %s\n", host, port, name, b64);
+        n = snprintf(line, size, "%s[%s]:%d %s %s\n", nl, host, port, name,
+                     b64);
     free(b64);
-    return n >= 0 && (size_t)n < size ? n : -1;
+    if (n < 0 || (size_t)n >= size || (size_t)n - strlen(nl) > KH_LINE_MAX)
+        return -1;
+    return n;
 }
 
+/* Appends the line for a new key to file, which may not end in a newline
+ * (a file edited by hand often does not). */
 static int
-append(const char *file, const char *line, int n)
+append(const char *file, const char *host, int port, int type, const char *key,
+       size_t len)
 {
-    int fd, r = -1;
+    char line[KH_LINE_MAX + 2], last = 0;
+    struct stat st;
+    int fd, n, r = -1;
 
-    fd = open(file, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
-    if (fd >= 0 && write(fd, line, (size_t)n) == n)
+    fd = open(file, O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return -1;
+    if (fstat(fd, &st) != 0 ||
+        (st.st_size > 0 && pread(fd, &last, 1, st.st_size - 1) != 1))
+        goto out;
+    n = known_hosts_entry(line, sizeof(line), last, host, port, type, key, len);
+    if (n >= 0 && write(fd, line, (size_t)n) == n)
         r = 0;
-    if (fd >= 0)
-        close(fd);
+out:
+    close(fd);
     return r;
 }
 
@@ -114,11 +131,11 @@ known_hosts_check(LIBSSH2_SESSION *s, const char *file, const char *host,
                   int port, int accept_new, char *fp, size_t fpsize)
 {
     size_t len;
-    int type, r, n;
+    int type, r;
     const char *key = libssh2_session_hostkey(s, &len, &type), *name;
     const char *hash = libssh2_hostkey_hash(s, LIBSSH2_HOSTKEY_HASH_SHA256);
     LIBSSH2_KNOWNHOSTS *kh;
-    char b64[64], line[8192];
+    char b64[64];
 
     fp[0] = '\0';
     if (hash) {
@@ -134,8 +151,7 @@ known_hosts_check(LIBSSH2_SESSION *s, const char *file, const char *host,
     libssh2_knownhost_free(kh);
     if (r != KH_UNKNOWN || !accept_new)
         return r;
-    n = known_hosts_entry(line, sizeof(line), host, port, type, key, len);
-    return n >= 0 && append(file, line, n) == 0 ? KH_ADDED : KH_ERROR;
+    return append(file, host, port, type, key, len) == 0 ? KH_ADDED : KH_ERROR;
 }
 
 /* The first word of a config line and its value, lower-cased key. */

@@ -23,11 +23,18 @@ int known_hosts_check(LIBSSH2_SESSION *s, const char *file, const char *host,
 int known_hosts_lookup(LIBSSH2_KNOWNHOSTS *kh, const char *host, int port,
                        int type, const char *key, size_t len);
 
-/* The line known_hosts_check appends for a new key, "HOST TYPE BASE64\n"
- * ("[HOST]:PORT ..." off port 22), written into line. Its length, or -1
- * when the key type is unknown or the line does not fit in size. */
-int known_hosts_entry(char *line, size_t size, const char *host, int port,
-                      int type, const char *key, size_t len);
+/* libssh2_knownhost_readfile reads lines into a 4092-byte buffer: a longer
+ * one is cut in two, its key truncated (the host then looks changed) and
+ * the rest read as a broken line that ends the reading of the file. */
+#define KH_LINE_MAX 4091 /* with its newline */
+
+/* The line known_hosts_check appends for a new key to a file whose last
+ * byte is last (0 for an empty file): "HOST TYPE BASE64\n" ("[HOST]:PORT
+ * ..." off port 22), after a newline when last is not one. Written into
+ * line; its length, or -1 when the key type is unknown, the line does not
+ * fit in size or is longer than KH_LINE_MAX. */
+int known_hosts_entry(char *line, size_t size, int last, const char *host,
+                      int port, int type, const char *key, size_t len);
 
 /* ~/.ssh/known_hosts, or "" when there is no home directory. */
 void known_hosts_default(char *path, size_t size);
