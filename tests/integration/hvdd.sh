@@ -7,7 +7,8 @@ TOOL=${HVDD_TOOL:?set HVDD_TOOL to the hvdd_tool test client}
 command -v curl >/dev/null || { echo "skip: curl not installed"; exit 77; }
 
 # A standalone hvdd for a 2-rank job on localhost.
-start_hvdd --size 2 --hosts localhost:2
+# -d: it logs each request it holds (the long-poll checks wait on that).
+start_hvdd -d --size 2 --hosts localhost:2
 check "hvdd reports its port" [ -n "$PORT" ]
 U=http://127.0.0.1:$PORT
 export HVDD_TOKEN=$(cat "$TMP/token")
@@ -27,19 +28,31 @@ check "DELETE last rank 200" [ "$(code -X DELETE "$U/global/1")" = 200 ]
 check "scope cleared" [ "$(code "$U/global/rank_0")" = 404 ]
 check "bad path 400" [ "$(code "$U/only-one-part")" = 400 ]
 
-# long-poll: a GET held until the PUT arrives
-start=$(date +%s%N)
+# long-poll: a GET held until the PUT arrives. The PUT goes only once hvdd
+# holds the GET: one that reached hvdd after the PUT would be answered at
+# once and prove nothing.
+held() { grep -q "GET /global/$1 held for kv/global/$1\$" "$TMP/hvdd.err"; }
+waiter_done() { ! kill -0 "$WAITER" 2>/dev/null; }
 "$TOOL" 127.0.0.1 "$PORT" get global late 10000 >"$TMP/late" &
 WAITER=$!
-sleep 0.3
+check "long-poll: hvdd holds the GET" within 10 held late
+check "long-poll: the GET is still waiting" [ ! -s "$TMP/late" ]
+check "long-poll: the client too" kill -0 "$WAITER"
+start=$(date +%s%N)
 curl -s -X PUT --data-binary 'here' "$U/global/late" >/dev/null
-wait $WAITER
+within 5 waiter_done || kill "$WAITER" 2>/dev/null
+wait "$WAITER"
 rc=$?
 took=$((($(date +%s%N) - start) / 1000000))
 check "long-poll answered by the PUT ($took ms)" [ $rc -eq 0 -a "$took" -lt 5000 ]
 check "long-poll got the value" [ "$(cat "$TMP/late")" = here ]
+start=$(date +%s%N)
 "$TOOL" 127.0.0.1 "$PORT" get global never 300 >/dev/null 2>&1
-check "long-poll times out with 404" [ $? -eq 4 ]
+rc=$?
+took=$((($(date +%s%N) - start) / 1000000))
+check "long-poll times out with 404 after its wait ($took ms)" \
+    [ $rc -eq 4 -a "$took" -ge 300 -a "$took" -lt 5000 ]
+check "long-poll: that GET was held too" held never
 
 # the control API needs the token; the attempt changes nothing and is logged
 check "status without token 401" [ "$(code "$U/v1/status")" = 401 ]

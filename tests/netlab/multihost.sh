@@ -135,10 +135,13 @@ for sig in INT KILL; do
 done
 
 # --- a second SIGINT kills at once, even workers that ignore SIGTERM ---
+# (sent once hvdrun has taken the first: two pending SIGINTs merge into
+# one in its signalfd)
 WORKER="trap '' TERM; echo up; sleep 60" start_job --kill-grace 60
 check "second SIGINT: every rank started" all_up
 kill -INT "$pid"
-sleep 0.5
+check "second SIGINT: the first taken, hvdrun says it is stopping" \
+    within 10 grep -q "Interrupt: stopping the workers on 3 hosts" "$TMP/err"
 kill -INT "$pid"
 end_job
 check "second SIGINT: exit 130, well before the 60 s grace" [ "$RC" -eq 130 ]

@@ -1,28 +1,14 @@
 #include <string.h>
 
 #include "hostfile.h"
+#include "hostlist_fixture.h"
 #include "unit.h"
-
-static cfg_hostlist l;
-static cfg_err e;
-
-static void
-setup(void)
-{
-    cfg_hostlist_init(&l);
-    memset(&e, 0, sizeof(e));
-}
-
-static void
-teardown(void)
-{
-    cfg_hostlist_release(&l);
-}
 
 static int
 parse(const char *text)
 {
-    return cfg_hostfile_parse(text, strlen(text), "hosts.txt", &l, &e);
+    return cfg_hostfile_parse(text, strlen(text), "hosts.txt", &list,
+                              &list_err);
 }
 
 START_TEST(openmpi_format)
@@ -31,22 +17,22 @@ START_TEST(openmpi_format)
                            "node2 slots=2   # two GPUs\n"
                            "node3\n"),
                      0);
-    ck_assert_uint_eq(l.count, 3);
-    ck_assert_int_eq(l.hosts[0].slots, 4);
-    ck_assert_int_eq(l.hosts[0].max_slots, 8);
-    ck_assert_int_eq(l.hosts[1].slots, 2);
-    ck_assert_int_eq(l.hosts[2].slots, 1);
+    ck_assert_uint_eq(list.count, 3);
+    ck_assert_int_eq(list.hosts[0].slots, 4);
+    ck_assert_int_eq(list.hosts[0].max_slots, 8);
+    ck_assert_int_eq(list.hosts[1].slots, 2);
+    ck_assert_int_eq(list.hosts[2].slots, 1);
 }
 END_TEST
 
 START_TEST(hydra_format)
 {
     ck_assert_int_eq(parse("node1:4\nnode2:2\r\n[fe80::2]:3\n"), 0);
-    ck_assert_uint_eq(l.count, 3);
-    ck_assert_int_eq(l.hosts[0].slots, 4);
-    ck_assert_int_eq(l.hosts[1].slots, 2);
-    ck_assert_str_eq(l.hosts[2].name, "fe80::2");
-    ck_assert_int_eq(l.hosts[2].slots, 3);
+    ck_assert_uint_eq(list.count, 3);
+    ck_assert_int_eq(list.hosts[0].slots, 4);
+    ck_assert_int_eq(list.hosts[1].slots, 2);
+    ck_assert_str_eq(list.hosts[2].name, "fe80::2");
+    ck_assert_int_eq(list.hosts[2].slots, 3);
 }
 END_TEST
 
@@ -65,8 +51,8 @@ static const struct {
 START_TEST(plain_errors)
 {
     ck_assert_int_ne(parse(bad_plain[_i].text), 0);
-    ck_assert_msg(strstr(e.msg, bad_plain[_i].needle) != NULL,
-                  "'%s' lacks '%s'", e.msg, bad_plain[_i].needle);
+    ck_assert_msg(strstr(list_err.msg, bad_plain[_i].needle) != NULL,
+                  "'%s' lacks '%s'", list_err.msg, bad_plain[_i].needle);
 }
 END_TEST
 
@@ -93,24 +79,24 @@ START_TEST(yaml_host_list)
                            "  - name: gpu2\n"
                            "  - gpu3:2\n"),
                      0);
-    ck_assert_uint_eq(l.count, 3);
-    ck_assert_int_eq(l.hosts[0].slots, 8);
-    ck_assert_int_eq(l.hosts[0].ssh_port, 2222);
-    ck_assert_str_eq(l.hosts[0].user, "alice");
-    ck_assert_str_eq(l.hosts[0].identity_file, "~/.ssh/id_ed25519");
-    ck_assert_int_eq(l.hosts[1].slots, 1);
-    ck_assert_str_eq(l.hosts[2].name, "gpu3");
-    ck_assert_int_eq(l.hosts[2].slots, 2);
+    ck_assert_uint_eq(list.count, 3);
+    ck_assert_int_eq(list.hosts[0].slots, 8);
+    ck_assert_int_eq(list.hosts[0].ssh_port, 2222);
+    ck_assert_str_eq(list.hosts[0].user, "alice");
+    ck_assert_str_eq(list.hosts[0].identity_file, "~/.ssh/id_ed25519");
+    ck_assert_int_eq(list.hosts[1].slots, 1);
+    ck_assert_str_eq(list.hosts[2].name, "gpu3");
+    ck_assert_int_eq(list.hosts[2].slots, 2);
 }
 END_TEST
 
 START_TEST(yaml_top_level_list_with_name_range)
 {
     ck_assert_int_eq(parse("- {name: 'node[01-04]', slots: 2}\n"), 0);
-    ck_assert_uint_eq(l.count, 4);
-    ck_assert_str_eq(l.hosts[0].name, "node01");
-    ck_assert_str_eq(l.hosts[3].name, "node04");
-    ck_assert_int_eq(cfg_hostlist_slots(&l), 8);
+    ck_assert_uint_eq(list.count, 4);
+    ck_assert_str_eq(list.hosts[0].name, "node01");
+    ck_assert_str_eq(list.hosts[3].name, "node04");
+    ck_assert_int_eq(cfg_hostlist_slots(&list), 8);
 }
 END_TEST
 
@@ -120,11 +106,11 @@ START_TEST(yaml_cluster_shape)
                            "  - master: 10.0.0.1\n"
                            "    workers: 10.0.0.2-10.0.0.10\n"),
                      0);
-    ck_assert_uint_eq(l.count, 10);
-    ck_assert_str_eq(l.hosts[0].name, "10.0.0.1");
-    ck_assert_str_eq(l.hosts[1].name, "10.0.0.2");
-    ck_assert_str_eq(l.hosts[9].name, "10.0.0.10");
-    ck_assert_int_eq(l.hosts[9].slots, 1);
+    ck_assert_uint_eq(list.count, 10);
+    ck_assert_str_eq(list.hosts[0].name, "10.0.0.1");
+    ck_assert_str_eq(list.hosts[1].name, "10.0.0.2");
+    ck_assert_str_eq(list.hosts[9].name, "10.0.0.10");
+    ck_assert_int_eq(list.hosts[9].slots, 1);
 }
 END_TEST
 
@@ -135,19 +121,19 @@ START_TEST(yaml_cluster_slots_lists_and_short_ranges)
                            "    workers: ['node[1-3,7]', 192.168.1.250-252]\n"
                            "    slots: 4\n"),
                      0);
-    ck_assert_uint_eq(l.count, 8);
-    ck_assert_str_eq(l.hosts[1].name, "node1");
-    ck_assert_str_eq(l.hosts[4].name, "node7");
-    ck_assert_str_eq(l.hosts[7].name, "192.168.1.252");
-    ck_assert_int_eq(l.hosts[7].slots, 4);
+    ck_assert_uint_eq(list.count, 8);
+    ck_assert_str_eq(list.hosts[1].name, "node1");
+    ck_assert_str_eq(list.hosts[4].name, "node7");
+    ck_assert_str_eq(list.hosts[7].name, "192.168.1.252");
+    ck_assert_int_eq(list.hosts[7].slots, 4);
 }
 END_TEST
 
 START_TEST(address_range_crosses_octet)
 {
     ck_assert_int_eq(parse("cluster:\n  - workers: 10.0.0.254-10.0.1.1\n"), 0);
-    ck_assert_uint_eq(l.count, 4);
-    ck_assert_str_eq(l.hosts[2].name, "10.0.1.0");
+    ck_assert_uint_eq(list.count, 4);
+    ck_assert_str_eq(list.hosts[2].name, "10.0.1.0");
 }
 END_TEST
 
@@ -174,15 +160,16 @@ static const struct {
 START_TEST(yaml_errors)
 {
     ck_assert_int_ne(parse(bad_yaml[_i].text), 0);
-    ck_assert_msg(strstr(e.msg, bad_yaml[_i].needle) != NULL, "'%s' lacks '%s'",
-                  e.msg, bad_yaml[_i].needle);
+    ck_assert_msg(strstr(list_err.msg, bad_yaml[_i].needle) != NULL,
+                  "'%s' lacks '%s'", list_err.msg, bad_yaml[_i].needle);
 }
 END_TEST
 
 START_TEST(load_missing_file_names_it)
 {
-    ck_assert_int_eq(cfg_hostfile_load("/nonexistent/hosts", &l, &e), CFG_EIO);
-    ck_assert_ptr_nonnull(strstr(e.msg, "'/nonexistent/hosts'"));
+    ck_assert_int_eq(cfg_hostfile_load("/nonexistent/hosts", &list, &list_err),
+                     CFG_EIO);
+    ck_assert_ptr_nonnull(strstr(list_err.msg, "'/nonexistent/hosts'"));
 }
 END_TEST
 
@@ -192,7 +179,7 @@ suite(void)
     Suite *s = suite_create("hostfile");
     TCase *tc = tcase_create("parse");
 
-    tcase_add_checked_fixture(tc, setup, teardown);
+    hostlist_fixture_add(tc);
     ADD(tc, openmpi_format);
     ADD(tc, hydra_format);
     tcase_add_loop_test(tc, plain_errors, 0,

@@ -1,81 +1,68 @@
 #include <string.h>
 
 #include "hostlist.h"
+#include "hostlist_fixture.h"
 #include "unit.h"
-
-static cfg_hostlist l;
-static cfg_err e;
-
-static void
-setup(void)
-{
-    cfg_hostlist_init(&l);
-    memset(&e, 0, sizeof(e));
-}
-
-static void
-teardown(void)
-{
-    cfg_hostlist_release(&l);
-}
 
 START_TEST(plain_list)
 {
-    ck_assert_int_eq(cfg_hostspec_parse("server1:8,server2:8", &l, &e), 0);
-    ck_assert_uint_eq(l.count, 2);
-    ck_assert_str_eq(l.hosts[0].name, "server1");
-    ck_assert_int_eq(l.hosts[0].slots, 8);
-    ck_assert_str_eq(l.hosts[1].name, "server2");
-    ck_assert_int_eq(cfg_hostlist_slots(&l), 16);
+    ck_assert_int_eq(
+        cfg_hostspec_parse("server1:8,server2:8", &list, &list_err), 0);
+    ck_assert_uint_eq(list.count, 2);
+    ck_assert_str_eq(list.hosts[0].name, "server1");
+    ck_assert_int_eq(list.hosts[0].slots, 8);
+    ck_assert_str_eq(list.hosts[1].name, "server2");
+    ck_assert_int_eq(cfg_hostlist_slots(&list), 16);
 }
 END_TEST
 
 START_TEST(no_slots_means_one)
 {
-    ck_assert_int_eq(cfg_hostspec_parse("a,b:3", &l, &e), 0);
-    ck_assert_int_eq(l.hosts[0].slots, 1);
-    ck_assert_int_eq(l.hosts[1].slots, 3);
+    ck_assert_int_eq(cfg_hostspec_parse("a,b:3", &list, &list_err), 0);
+    ck_assert_int_eq(list.hosts[0].slots, 1);
+    ck_assert_int_eq(list.hosts[1].slots, 3);
 }
 END_TEST
 
 START_TEST(spaces_around_commas)
 {
-    ck_assert_int_eq(cfg_hostspec_parse(" a:2 ,  b:1 ", &l, &e), 0);
-    ck_assert_uint_eq(l.count, 2);
-    ck_assert_str_eq(l.hosts[0].name, "a");
-    ck_assert_str_eq(l.hosts[1].name, "b");
+    ck_assert_int_eq(cfg_hostspec_parse(" a:2 ,  b:1 ", &list, &list_err), 0);
+    ck_assert_uint_eq(list.count, 2);
+    ck_assert_str_eq(list.hosts[0].name, "a");
+    ck_assert_str_eq(list.hosts[1].name, "b");
 }
 END_TEST
 
 START_TEST(ipv4_ipv6_and_names)
 {
     ck_assert_int_eq(
-        cfg_hostspec_parse("10.0.0.1:2,[fe80::1]:2,[::1],my_host-3:4", &l, &e),
+        cfg_hostspec_parse("10.0.0.1:2,[fe80::1]:2,[::1],my_host-3:4", &list,
+                           &list_err),
         0);
-    ck_assert_uint_eq(l.count, 4);
-    ck_assert_str_eq(l.hosts[0].name, "10.0.0.1");
-    ck_assert_str_eq(l.hosts[1].name, "fe80::1");
-    ck_assert_int_eq(l.hosts[1].slots, 2);
-    ck_assert_str_eq(l.hosts[2].name, "::1");
-    ck_assert_int_eq(l.hosts[2].slots, 1);
-    ck_assert_str_eq(l.hosts[3].name, "my_host-3");
+    ck_assert_uint_eq(list.count, 4);
+    ck_assert_str_eq(list.hosts[0].name, "10.0.0.1");
+    ck_assert_str_eq(list.hosts[1].name, "fe80::1");
+    ck_assert_int_eq(list.hosts[1].slots, 2);
+    ck_assert_str_eq(list.hosts[2].name, "::1");
+    ck_assert_int_eq(list.hosts[2].slots, 1);
+    ck_assert_str_eq(list.hosts[3].name, "my_host-3");
 }
 END_TEST
 
 START_TEST(user_at_host)
 {
-    ck_assert_int_eq(cfg_hostspec_parse("alice@gpu1:4", &l, &e), 0);
-    ck_assert_str_eq(l.hosts[0].user, "alice");
-    ck_assert_str_eq(l.hosts[0].name, "gpu1");
-    ck_assert_int_eq(l.hosts[0].slots, 4);
+    ck_assert_int_eq(cfg_hostspec_parse("alice@gpu1:4", &list, &list_err), 0);
+    ck_assert_str_eq(list.hosts[0].user, "alice");
+    ck_assert_str_eq(list.hosts[0].name, "gpu1");
+    ck_assert_int_eq(list.hosts[0].slots, 4);
 }
 END_TEST
 
 START_TEST(repeated_host_adds_slots)
 {
-    ck_assert_int_eq(cfg_hostspec_parse("a:2,b:1,a:3", &l, &e), 0);
-    ck_assert_uint_eq(l.count, 2);
-    ck_assert_int_eq(l.hosts[0].slots, 5);
+    ck_assert_int_eq(cfg_hostspec_parse("a:2,b:1,a:3", &list, &list_err), 0);
+    ck_assert_uint_eq(list.count, 2);
+    ck_assert_int_eq(list.hosts[0].slots, 5);
 }
 END_TEST
 
@@ -101,17 +88,17 @@ static const struct {
 
 START_TEST(bad_specs)
 {
-    int r = cfg_hostspec_parse(bad[_i].spec, &l, &e);
+    int r = cfg_hostspec_parse(bad[_i].spec, &list, &list_err);
     ck_assert_int_eq(r, CFG_EINVAL);
-    ck_assert_msg(strstr(e.msg, bad[_i].needle) != NULL,
-                  "spec '%s': message '%s' lacks '%s'", bad[_i].spec, e.msg,
-                  bad[_i].needle);
+    ck_assert_msg(strstr(list_err.msg, bad[_i].needle) != NULL,
+                  "spec '%s': message '%s' lacks '%s'", bad[_i].spec,
+                  list_err.msg, bad[_i].needle);
 }
 END_TEST
 
 START_TEST(error_without_buffer)
 {
-    ck_assert_int_eq(cfg_hostspec_parse("a:x", &l, NULL), CFG_EINVAL);
+    ck_assert_int_eq(cfg_hostspec_parse("a:x", &list, NULL), CFG_EINVAL);
     ck_assert_str_eq(cfg_strerror(CFG_EINVAL), "invalid input");
 }
 END_TEST
@@ -122,7 +109,7 @@ suite(void)
     Suite *s = suite_create("hostspec");
     TCase *tc = tcase_create("parse");
 
-    tcase_add_checked_fixture(tc, setup, teardown);
+    hostlist_fixture_add(tc);
     ADD(tc, plain_list);
     ADD(tc, no_slots_means_one);
     ADD(tc, spaces_around_commas);

@@ -16,6 +16,26 @@ enum { KH_MATCH, KH_ADDED, KH_UNKNOWN, KH_CHANGED, KH_ERROR };
 int known_hosts_check(LIBSSH2_SESSION *s, const char *file, const char *host,
                       int port, int accept_new, char *fp, size_t fpsize);
 
+/* The check itself, with the entries already in kh (read by libssh2 from
+ * a file or line by line): KH_MATCH, KH_CHANGED, KH_UNKNOWN, or KH_ERROR
+ * (also for a key type libssh2 cannot name). type is the session's
+ * LIBSSH2_HOSTKEY_TYPE_*, key the raw key blob. */
+int known_hosts_lookup(LIBSSH2_KNOWNHOSTS *kh, const char *host, int port,
+                       int type, const char *key, size_t len);
+
+/* libssh2_knownhost_readfile reads lines into a 4092-byte buffer: a longer
+ * one is cut in two, its key truncated (the host then looks changed) and
+ * the rest read as a broken line that ends the reading of the file. */
+#define KH_LINE_MAX 4091 /* with its newline */
+
+/* The line known_hosts_check appends for a new key to a file whose last
+ * byte is last (0 for an empty file): "HOST TYPE BASE64\n" ("[HOST]:PORT
+ * ..." off port 22), after a newline when last is not one. Written into
+ * line; its length, or -1 when the key type is unknown, the line does not
+ * fit in size or is longer than KH_LINE_MAX. */
+int known_hosts_entry(char *line, size_t size, int last, const char *host,
+                      int port, int type, const char *key, size_t len);
+
 /* ~/.ssh/known_hosts, or "" when there is no home directory. */
 void known_hosts_default(char *path, size_t size);
 
@@ -23,5 +43,8 @@ void known_hosts_default(char *path, size_t size);
  * (StrictHostKeyChecking accept-new or no, outside any Host block or in
  * "Host *"). */
 int known_hosts_config_accepts_new(void);
+/* The same decision on the text of a config file (len bytes, no NUL
+ * needed), read line by line as the file is. */
+int known_hosts_config_text_accepts_new(const char *text, size_t len);
 
 #endif
