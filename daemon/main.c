@@ -14,11 +14,10 @@
 #include <syslog.h>
 #include <unistd.h>
 
+#include "hvd_exit.h"
 #include "hvd_numbers.h"
 #include "server.h"
 #include "hvdd_token.h"
-
-enum { EXIT_USAGE = 64, EXIT_TOKEN = 65, EXIT_LISTEN = 69 };
 
 typedef struct opts {
     char addr[64];
@@ -94,7 +93,7 @@ static int
 usage_error(const char *msg, const char *arg)
 {
     fprintf(stderr, "hvdd: %s '%s'\ntry 'hvdd --help'\n", msg, arg);
-    return EXIT_USAGE;
+    return HVD_EXIT_USAGE;
 }
 
 /* "ADDR:PORT", "[v6]:PORT" or ":PORT". */
@@ -197,7 +196,7 @@ parse_args(int argc, char **argv, opts *o, int *done)
             break;
         case O_ALLOW:
             if (split_allow(o, optarg) != 0)
-                return EXIT_USAGE;
+                return HVD_EXIT_USAGE;
             break;
         case O_HEARTBEAT:
             if (hvd_parse_double(optarg, 0, 1e6, &o->heartbeat_timeout) != 0)
@@ -231,19 +230,19 @@ parse_args(int argc, char **argv, opts *o, int *done)
             return *done = 1, 0;
         default:
             fprintf(stderr, "try 'hvdd --help'\n");
-            return EXIT_USAGE;
+            return HVD_EXIT_USAGE;
         }
     }
     if (optind < argc)
         return usage_error("unexpected argument", argv[optind]);
     if (o->size == 0) {
         fprintf(stderr, "hvdd: --size N is required\ntry 'hvdd --help'\n");
-        return EXIT_USAGE;
+        return HVD_EXIT_USAGE;
     }
     if (!o->token_stdin && o->token_file == NULL) {
         fprintf(stderr, "hvdd: give --token-file FILE (created with a fresh "
                         "token when missing) or --token-stdin\n");
-        return EXIT_USAGE;
+        return HVD_EXIT_USAGE;
     }
     return 0;
 }
@@ -351,7 +350,7 @@ daemonize(int *report_fd)
     if (pid > 0) {
         close(p[1]);
         if (read(p[0], &port, sizeof(port)) != sizeof(port) || port <= 0)
-            exit(EXIT_LISTEN);
+            exit(HVD_EXIT_LAUNCH);
         printf("listening %d\n", port);
         fprintf(stderr, "hvdd: serving on port %d, pid %d\n", port, (int)pid);
         exit(0);
@@ -387,12 +386,12 @@ run(opts *o)
 
     if ((o->token_stdin ? token_from_stdin(token)
                         : token_from_file(o->token_file, token)) != 0)
-        return EXIT_TOKEN;
+        return HVD_EXIT_CONFIG;
     if (hvdd_state_init(&st, (int)o->size, o->hosts, token, err, sizeof(err)) !=
         0) {
         fprintf(stderr, "hvdd: %s\n", err);
         hvdd_state_release(&st);
-        return EXIT_USAGE;
+        return HVD_EXIT_USAGE;
     }
     memset(token, 0, sizeof(token));
     st.log = log_cb;
@@ -409,13 +408,13 @@ run(opts *o)
                  o->network_interface);
     if (!o->foreground && !o->token_stdin && daemonize(&report_fd) != 0) {
         fprintf(stderr, "hvdd: cannot detach: %s\n", strerror(errno));
-        code = EXIT_LISTEN;
+        code = HVD_EXIT_LAUNCH;
         goto out;
     }
     if ((sigfd = signal_fd()) < 0 ||
         (srv = hvdd_server_start(&st, &so, &port, err, sizeof(err))) == NULL) {
         say("%s", sigfd < 0 ? "cannot set up signals" : err);
-        code = EXIT_LISTEN;
+        code = HVD_EXIT_LAUNCH;
         goto out;
     }
     if (report_fd >= 0) {
