@@ -184,6 +184,37 @@ detach_stdio(void)
         close(fd);
 }
 
+/* The job's state from the token and the options: the plan, and the
+ * network decision that workers are given. Wipes token, of which st keeps
+ * a copy. Returns 0 or an exit code; the caller releases st either way, as
+ * after hvdd_state_init. */
+static int
+job_state(hvdd_state *st, const hvdd_opts *o, char *token)
+{
+    char err[600];
+    hvdd_roster *j = &st->roster;
+    int r =
+        hvdd_state_init(st, (int)o->size, o->hosts, token, err, sizeof(err));
+
+    memset(token, 0, HVDD_TOKEN_LEN + 1);
+    if (r != 0) {
+        fprintf(stderr, "hvdd: %s\n", err);
+        return HVD_EXIT_USAGE;
+    }
+    st->log = log_cb;
+    st->debug = o->debug;
+    j->heartbeat_timeout = o->heartbeat_timeout;
+    if (o->iface)
+        snprintf(j->iface, sizeof(j->iface), "%s", o->iface);
+    if (o->master_addr)
+        snprintf(j->master_addr, sizeof(j->master_addr), "%s", o->master_addr);
+    j->master_port = (int)o->master_port;
+    if (o->network_interface)
+        snprintf(j->agents.wanted, sizeof(j->agents.wanted), "%s",
+                 o->network_interface);
+    return 0;
+}
+
 static int
 run(hvdd_opts *o)
 {
@@ -192,30 +223,13 @@ run(hvdd_opts *o)
                            on_abort, o};
     hvdd_server *srv = NULL;
     hvdd_state st;
-    int sigfd, port = 0, report_fd = -1, code = 0;
+    int sigfd = -1, port = 0, report_fd = -1, code;
 
     if ((o->token_stdin ? token_from_stdin(token)
                         : token_from_file(o->token_file, token)) != 0)
-        return HVD_EXIT_CONFIG;
-    if (hvdd_state_init(&st, (int)o->size, o->hosts, token, err, sizeof(err)) !=
-        0) {
-        fprintf(stderr, "hvdd: %s\n", err);
-        hvdd_state_release(&st);
-        return HVD_EXIT_USAGE;
-    }
-    memset(token, 0, sizeof(token));
-    st.log = log_cb;
-    st.debug = o->debug;
-    st.roster.heartbeat_timeout = o->heartbeat_timeout;
-    if (o->iface)
-        snprintf(st.roster.iface, sizeof(st.roster.iface), "%s", o->iface);
-    if (o->master_addr)
-        snprintf(st.roster.master_addr, sizeof(st.roster.master_addr), "%s",
-                 o->master_addr);
-    st.roster.master_port = (int)o->master_port;
-    if (o->network_interface)
-        snprintf(st.roster.agents.wanted, sizeof(st.roster.agents.wanted), "%s",
-                 o->network_interface);
+        return HVD_EXIT_CONFIG; /* nothing is held yet */
+    if ((code = job_state(&st, o, token)) != 0)
+        goto out;
     if (!o->foreground && !o->token_stdin && daemonize(&report_fd) != 0) {
         fprintf(stderr, "hvdd: cannot detach: %s\n", strerror(errno));
         code = HVD_EXIT_LAUNCH;
@@ -245,6 +259,8 @@ out:
     hvdd_state_release(&st);
     if (report_fd >= 0)
         close(report_fd);
+    if (sigfd >= 0)
+        close(sigfd);
     return code;
 }
 
