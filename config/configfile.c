@@ -25,12 +25,13 @@ set_scalar(walk *w, const cfg_option *o, const yaml_node_t *v,
     if (o->id == CFG_OPT_HOSTFILE && value[0] != '/' && value[0] != '\0') {
         int n = snprintf(path, sizeof(path), "%s/%s", w->dir, value);
         if (n < 0 || (size_t)n >= sizeof(path))
-            return ydoc_fail(w->d, v, w->e, CFG_ERANGE, "'%s' is too long",
-                             o->key);
+            return cfg_ydoc_fail(w->d, v, w->e, CFG_ERANGE, "'%s' is too long",
+                                 o->key);
         value = path;
     }
     if (cfg_values_set(w->vals, o->id, value, &sub) != 0)
-        return ydoc_fail(w->d, v, w->e, CFG_EINVAL, "'%s' %s", o->key, sub.msg);
+        return cfg_ydoc_fail(w->d, v, w->e, CFG_EINVAL, "'%s' %s", o->key,
+                             sub.msg);
     return 0;
 }
 
@@ -44,23 +45,23 @@ set_list(walk *w, const cfg_option *o, yaml_node_t *v)
     if (v->type == YAML_SEQUENCE_NODE) {
         for (yaml_node_item_t *i = v->data.sequence.items.start;
              r == 0 && i < v->data.sequence.items.top; i++) {
-            yaml_node_t *item = ydoc_node(w->d, *i);
-            if (ydoc_scalar(item) == NULL)
-                return ydoc_fail(w->d, item, w->e, CFG_EINVAL,
-                                 "'%s' expects NAME or NAME=VALUE", o->key);
-            r = set_scalar(w, o, item, ydoc_scalar(item));
+            yaml_node_t *item = cfg_ydoc_node(w->d, *i);
+            if (cfg_ydoc_scalar(item) == NULL)
+                return cfg_ydoc_fail(w->d, item, w->e, CFG_EINVAL,
+                                     "'%s' expects NAME or NAME=VALUE", o->key);
+            r = set_scalar(w, o, item, cfg_ydoc_scalar(item));
         }
         return r;
     }
     FOR_PAIRS(p, v)
     {
-        const char *k = ydoc_scalar(ydoc_node(w->d, p->key));
-        const char *val = ydoc_scalar(ydoc_node(w->d, p->value));
+        const char *k = cfg_ydoc_scalar(cfg_ydoc_node(w->d, p->key));
+        const char *val = cfg_ydoc_scalar(cfg_ydoc_node(w->d, p->value));
         if (k == NULL || val == NULL)
-            return ydoc_fail(w->d, v, w->e, CFG_EINVAL,
-                             "'%s' expects NAME: VALUE pairs", o->key);
+            return cfg_ydoc_fail(w->d, v, w->e, CFG_EINVAL,
+                                 "'%s' expects NAME: VALUE pairs", o->key);
         snprintf(buf, sizeof(buf), "%s=%s", k, val);
-        if ((r = set_scalar(w, o, ydoc_node(w->d, p->value), buf)) != 0)
+        if ((r = set_scalar(w, o, cfg_ydoc_node(w->d, p->value), buf)) != 0)
             return r;
     }
     return 0;
@@ -75,15 +76,16 @@ set_hosts(walk *w, const cfg_option *o, yaml_node_t *v)
 
     for (yaml_node_item_t *i = v->data.sequence.items.start;
          i < v->data.sequence.items.top; i++) {
-        yaml_node_t *item = ydoc_node(w->d, *i);
-        const char *s = ydoc_scalar(item);
+        yaml_node_t *item = cfg_ydoc_node(w->d, *i);
+        const char *s = cfg_ydoc_scalar(item);
         if (s == NULL)
-            return ydoc_fail(w->d, item, w->e, CFG_EINVAL,
-                             "'hosts' expects \"host:slots\" items");
+            return cfg_ydoc_fail(w->d, item, w->e, CFG_EINVAL,
+                                 "'hosts' expects \"host:slots\" items");
         used += snprintf(buf + used, sizeof(buf) - used, "%s%s",
                          used ? "," : "", s);
         if (used >= sizeof(buf))
-            return ydoc_fail(w->d, v, w->e, CFG_ERANGE, "'hosts' is too long");
+            return cfg_ydoc_fail(w->d, v, w->e, CFG_ERANGE,
+                                 "'hosts' is too long");
     }
     return set_scalar(w, o, v, buf);
 }
@@ -96,10 +98,10 @@ set_value(walk *w, const cfg_option *o, yaml_node_t *v)
     if (o->id == CFG_OPT_HOSTS && v->type == YAML_SEQUENCE_NODE)
         return set_hosts(w, o, v);
     if (v->type != YAML_SCALAR_NODE)
-        return ydoc_fail(w->d, v, w->e, CFG_EINVAL,
-                         "'%s' expects a single value, found %s", o->key,
-                         ydoc_kind(v));
-    return set_scalar(w, o, v, ydoc_scalar(v));
+        return cfg_ydoc_fail(w->d, v, w->e, CFG_EINVAL,
+                             "'%s' expects a single value, found %s", o->key,
+                             cfg_ydoc_kind(v));
+    return set_scalar(w, o, v, cfg_ydoc_scalar(v));
 }
 
 static int
@@ -110,20 +112,21 @@ walk_map(walk *w, yaml_node_t *n, const char *prefix)
 
     FOR_PAIRS(p, n)
     {
-        yaml_node_t *k = ydoc_node(w->d, p->key),
-                    *v = ydoc_node(w->d, p->value);
+        yaml_node_t *k = cfg_ydoc_node(w->d, p->key),
+                    *v = cfg_ydoc_node(w->d, p->value);
         const cfg_option *o;
-        if (ydoc_scalar(k) == NULL)
-            return ydoc_fail(w->d, k, w->e, CFG_EINVAL, "expected a key");
+        if (cfg_ydoc_scalar(k) == NULL)
+            return cfg_ydoc_fail(w->d, k, w->e, CFG_EINVAL, "expected a key");
         snprintf(path, sizeof(path), "%s%s%s", prefix, prefix[0] ? "." : "",
-                 ydoc_scalar(k));
+                 cfg_ydoc_scalar(k));
         if ((o = cfg_option_by_key(path)) != NULL)
             r = set_value(w, o, v);
         else if (v->type == YAML_MAPPING_NODE && prefix[0] == '\0' &&
                  cfg_option_section_exists(path))
             r = walk_map(w, v, path);
         else
-            r = ydoc_fail(w->d, k, w->e, CFG_EINVAL, "unknown key '%s'", path);
+            r = cfg_ydoc_fail(w->d, k, w->e, CFG_EINVAL, "unknown key '%s'",
+                              path);
         if (r != 0)
             return r;
     }
@@ -143,15 +146,15 @@ cfg_configfile_parse(const char *text, size_t len, const char *file,
         return cfg_fail(e, CFG_ENOMEM, "out of memory");
     w.d = &d;
     w.dir = dirname(copy);
-    if ((r = ydoc_load(&d, text, len, file, e)) == 0) {
-        if (ydoc_root(&d)->type != YAML_MAPPING_NODE)
-            r = ydoc_fail(&d, ydoc_root(&d), e, CFG_EINVAL,
-                          "expected a mapping of settings, found %s",
-                          ydoc_kind(ydoc_root(&d)));
+    if ((r = cfg_ydoc_load(&d, text, len, file, e)) == 0) {
+        if (cfg_ydoc_root(&d)->type != YAML_MAPPING_NODE)
+            r = cfg_ydoc_fail(&d, cfg_ydoc_root(&d), e, CFG_EINVAL,
+                              "expected a mapping of settings, found %s",
+                              cfg_ydoc_kind(cfg_ydoc_root(&d)));
         else
-            r = walk_map(&w, ydoc_root(&d), "");
+            r = walk_map(&w, cfg_ydoc_root(&d), "");
     }
-    ydoc_release(&d);
+    cfg_ydoc_release(&d);
     free(copy);
     return r;
 }

@@ -54,7 +54,7 @@ parse_line(char *line, const char *where, cfg_hostlist *out, cfg_err *e)
     /* Hydra's "host:N" already gives the slots. */
     saw_slots =
         tok[0] == '[' ? strstr(tok, "]:") != NULL : strchr(tok, ':') != NULL;
-    if ((r = hostentry_parse(tok, where, &h, e)) != 0)
+    if ((r = cfg_hostentry_parse(tok, where, &h, e)) != 0)
         return r;
     while ((tok = strtok_r(NULL, " \t\r", &save)) != NULL)
         if ((r = parse_field(tok, &h, &saw_slots, where, e)) != 0)

@@ -44,7 +44,7 @@ split_slots(char *s, char **name, char **slots, const char *where, cfg_err *e)
 }
 
 int
-hostentry_parse(char *s, const char *where, cfg_host *h, cfg_err *e)
+cfg_hostentry_parse(char *s, const char *where, cfg_host *h, cfg_err *e)
 {
     char *at = strchr(s, '@'), *slots;
     long n = 1;
@@ -90,7 +90,7 @@ cfg_hostspec_parse(const char *spec, cfg_hostlist *out, cfg_err *e)
         else {
             char where[32];
             snprintf(where, sizeof(where), "host entry %d", pos);
-            if ((r = hostentry_parse(entry, where, &h, e)) == 0)
+            if ((r = cfg_hostentry_parse(entry, where, &h, e)) == 0)
                 r = cfg_hostlist_add(out, &h, e);
         }
         free(entry);

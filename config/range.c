@@ -134,8 +134,8 @@ expand_one(char *s, const cfg_host *tmpl, const char *where, cfg_hostlist *out,
 }
 
 int
-range_expand(const char *pattern, const cfg_host *tmpl, const char *where,
-             cfg_hostlist *out, cfg_err *e)
+cfg_range_expand(const char *pattern, const cfg_host *tmpl, const char *where,
+                 cfg_hostlist *out, cfg_err *e)
 {
     const char *p = pattern, *q;
     int depth = 0, r = 0;

@@ -5,7 +5,8 @@
 #include <string.h>
 
 int
-ydoc_load(ydoc *d, const char *text, size_t len, const char *file, cfg_err *e)
+cfg_ydoc_load(ydoc *d, const char *text, size_t len, const char *file,
+              cfg_err *e)
 {
     yaml_parser_t p;
     int r = 0;
@@ -31,7 +32,7 @@ out:
 }
 
 void
-ydoc_release(ydoc *d)
+cfg_ydoc_release(ydoc *d)
 {
     if (d->loaded)
         yaml_document_delete(&d->doc);
@@ -39,26 +40,26 @@ ydoc_release(ydoc *d)
 }
 
 yaml_node_t *
-ydoc_root(ydoc *d)
+cfg_ydoc_root(ydoc *d)
 {
     return yaml_document_get_root_node(&d->doc);
 }
 
 yaml_node_t *
-ydoc_node(ydoc *d, int id)
+cfg_ydoc_node(ydoc *d, int id)
 {
     return yaml_document_get_node(&d->doc, id);
 }
 
 const char *
-ydoc_scalar(const yaml_node_t *n)
+cfg_ydoc_scalar(const yaml_node_t *n)
 {
     return n->type == YAML_SCALAR_NODE ? (const char *)n->data.scalar.value
                                        : NULL;
 }
 
 const char *
-ydoc_kind(const yaml_node_t *n)
+cfg_ydoc_kind(const yaml_node_t *n)
 {
     switch (n->type) {
     case YAML_SCALAR_NODE:
@@ -73,8 +74,8 @@ ydoc_kind(const yaml_node_t *n)
 }
 
 int
-ydoc_fail(const ydoc *d, const yaml_node_t *n, cfg_err *e, int code,
-          const char *fmt, ...)
+cfg_ydoc_fail(const ydoc *d, const yaml_node_t *n, cfg_err *e, int code,
+              const char *fmt, ...)
 {
     char msg[400];
     va_list ap;

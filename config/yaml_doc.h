@@ -21,22 +21,22 @@ typedef struct ydoc {
 } ydoc;
 
 /* Loads the first document of text. A syntax error or an empty document
- * fails with "file:line:column: problem". Release with ydoc_release. */
-int ydoc_load(ydoc *d, const char *text, size_t len, const char *file,
-              cfg_err *e);
-void ydoc_release(ydoc *d);
+ * fails with "file:line:column: problem". Release with cfg_ydoc_release. */
+int cfg_ydoc_load(ydoc *d, const char *text, size_t len, const char *file,
+                  cfg_err *e);
+void cfg_ydoc_release(ydoc *d);
 
-yaml_node_t *ydoc_root(ydoc *d);
-yaml_node_t *ydoc_node(ydoc *d, int id);
+yaml_node_t *cfg_ydoc_root(ydoc *d);
+yaml_node_t *cfg_ydoc_node(ydoc *d, int id);
 
 /* The node's text when it is a scalar, else NULL. */
-const char *ydoc_scalar(const yaml_node_t *n);
+const char *cfg_ydoc_scalar(const yaml_node_t *n);
 
 /* Formats "file:line:column: <message>" for node n into e; returns code. */
-int ydoc_fail(const ydoc *d, const yaml_node_t *n, cfg_err *e, int code,
-              const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+int cfg_ydoc_fail(const ydoc *d, const yaml_node_t *n, cfg_err *e, int code,
+                  const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 
 /* Name of the node's kind for "expected a mapping, found a sequence". */
-const char *ydoc_kind(const yaml_node_t *n);
+const char *cfg_ydoc_kind(const yaml_node_t *n);
 
 #endif
