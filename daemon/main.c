@@ -2,7 +2,6 @@
  * own for workers that something else starts. */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -14,27 +13,10 @@
 #include <syslog.h>
 #include <unistd.h>
 
-#include "hvd_numbers.h"
-#include "server.h"
+#include "hvd_exit.h"
 #include "hvdd_token.h"
-
-enum { EXIT_USAGE = 64, EXIT_TOKEN = 65, EXIT_LISTEN = 69 };
-
-typedef struct opts {
-    char addr[64];
-    int port;
-    int listen_fd;
-    long size;
-    const char *hosts;
-    const char *token_file;
-    int token_stdin;
-    char *allow_buf;
-    const char *allow[257];
-    double heartbeat_timeout;
-    const char *iface, *master_addr, *network_interface;
-    long master_port;
-    int debug, foreground;
-} opts;
+#include "options.h"
+#include "server.h"
 
 static int use_syslog;
 
@@ -65,7 +47,7 @@ log_cb(void *arg, const char *line)
 static void
 on_abort(void *arg, const char *reason)
 {
-    const opts *o = arg;
+    const hvdd_opts *o = arg;
 
     if (!use_syslog) {
         printf("abort %s\n", reason);
@@ -73,179 +55,6 @@ on_abort(void *arg, const char *reason)
     }
     if (!o->token_stdin || o->debug) /* else hvdrun tells the user */
         say("job aborted: %s", reason);
-}
-
-static void
-usage(FILE *f)
-{
-    fprintf(
-        f,
-        "usage: hvdd --size N [--listen ADDR:PORT | --listen-fd FD]\n"
-        "            [--hosts HOST:N,...]\n"
-        "            [--token-file FILE | --token-stdin] [--allow ADDR,...]\n"
-        "            [--heartbeat-timeout S] [--iface NAME]\n"
-        "            [--network-interface NAME[,NAME]|CIDR]\n"
-        "            [--master-addr ADDR] [--master-port PORT] [-d]\n"
-        "            [--foreground]\n"
-        "The rendezvous daemon of hvdrun jobs; see hvdd(8).\n");
-}
-
-static int
-usage_error(const char *msg, const char *arg)
-{
-    fprintf(stderr, "hvdd: %s '%s'\ntry 'hvdd --help'\n", msg, arg);
-    return EXIT_USAGE;
-}
-
-/* "ADDR:PORT", "[v6]:PORT" or ":PORT". */
-static int
-parse_listen(const char *s, opts *o)
-{
-    const char *colon = strrchr(s, ':');
-    long port;
-
-    if (colon == NULL || hvd_parse_long(colon + 1, 0, 65535, &port) != 0)
-        return -1;
-    if (s[0] == '[' && colon > s && colon[-1] == ']')
-        snprintf(o->addr, sizeof(o->addr), "%.*s", (int)(colon - s - 2), s + 1);
-    else
-        snprintf(o->addr, sizeof(o->addr), "%.*s", (int)(colon - s), s);
-    o->port = (int)port;
-    return 0;
-}
-
-static int
-split_allow(opts *o, const char *list)
-{
-    int n = 0;
-
-    free(o->allow_buf);
-    if ((o->allow_buf = strdup(list)) == NULL)
-        return -1;
-    for (char *save = NULL, *a = strtok_r(o->allow_buf, ",", &save);
-         a && n < 256; a = strtok_r(NULL, ",", &save))
-        o->allow[n++] = a;
-    o->allow[n] = NULL;
-    return 0;
-}
-
-static int
-parse_args(int argc, char **argv, opts *o, int *done)
-{
-    enum {
-        O_SIZE = 256,
-        O_LISTEN_FD,
-        O_HOSTS,
-        O_TOKEN_FILE,
-        O_TOKEN_STDIN,
-        O_ALLOW,
-        O_HEARTBEAT,
-        O_IFACE,
-        O_NETIF,
-        O_MADDR,
-        O_MPORT,
-        O_FG,
-        O_VERSION
-    };
-    static const struct option longs[] = {
-        {"listen", required_argument, NULL, 'l'},
-        {"listen-fd", required_argument, NULL, O_LISTEN_FD},
-        {"size", required_argument, NULL, O_SIZE},
-        {"hosts", required_argument, NULL, O_HOSTS},
-        {"token-file", required_argument, NULL, O_TOKEN_FILE},
-        {"token-stdin", no_argument, NULL, O_TOKEN_STDIN},
-        {"allow", required_argument, NULL, O_ALLOW},
-        {"heartbeat-timeout", required_argument, NULL, O_HEARTBEAT},
-        {"iface", required_argument, NULL, O_IFACE},
-        {"network-interface", required_argument, NULL, O_NETIF},
-        {"master-addr", required_argument, NULL, O_MADDR},
-        {"master-port", required_argument, NULL, O_MPORT},
-        {"foreground", no_argument, NULL, O_FG},
-        {"version", no_argument, NULL, O_VERSION},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0}};
-    int c;
-
-    snprintf(o->addr, sizeof(o->addr), "0.0.0.0");
-    o->listen_fd = -1;
-    while ((c = getopt_long(argc, argv, "dhl:", longs, NULL)) != -1) {
-        switch (c) {
-        case 'l':
-            if (parse_listen(optarg, o) != 0)
-                return usage_error("--listen wants ADDR:PORT, not", optarg);
-            break;
-        case O_LISTEN_FD: {
-            long fd;
-            if (hvd_parse_long(optarg, 0, 65535, &fd) != 0)
-                return usage_error("--listen-fd wants a descriptor, not",
-                                   optarg);
-            o->listen_fd = (int)fd;
-            break;
-        }
-        case O_SIZE:
-            if (hvd_parse_long(optarg, 1, 1 << 20, &o->size) != 0)
-                return usage_error("--size wants a number >= 1, not", optarg);
-            break;
-        case O_HOSTS:
-            o->hosts = optarg;
-            break;
-        case O_TOKEN_FILE:
-            o->token_file = optarg;
-            break;
-        case O_TOKEN_STDIN:
-            o->token_stdin = 1;
-            break;
-        case O_ALLOW:
-            if (split_allow(o, optarg) != 0)
-                return EXIT_USAGE;
-            break;
-        case O_HEARTBEAT:
-            if (hvd_parse_double(optarg, 0, 1e6, &o->heartbeat_timeout) != 0)
-                return usage_error("--heartbeat-timeout wants seconds, not",
-                                   optarg);
-            break;
-        case O_NETIF:
-            o->network_interface = optarg;
-            break;
-        case O_IFACE:
-            o->iface = optarg;
-            break;
-        case O_MADDR:
-            o->master_addr = optarg;
-            break;
-        case O_MPORT:
-            if (hvd_parse_long(optarg, 0, 65535, &o->master_port) != 0)
-                return usage_error("--master-port wants a port, not", optarg);
-            break;
-        case 'd':
-            o->debug = 1;
-            break;
-        case O_FG:
-            o->foreground = 1;
-            break;
-        case O_VERSION:
-            printf("hvdd %s\n", HVD_VERSION);
-            return *done = 1, 0;
-        case 'h':
-            usage(stdout);
-            return *done = 1, 0;
-        default:
-            fprintf(stderr, "try 'hvdd --help'\n");
-            return EXIT_USAGE;
-        }
-    }
-    if (optind < argc)
-        return usage_error("unexpected argument", argv[optind]);
-    if (o->size == 0) {
-        fprintf(stderr, "hvdd: --size N is required\ntry 'hvdd --help'\n");
-        return EXIT_USAGE;
-    }
-    if (!o->token_stdin && o->token_file == NULL) {
-        fprintf(stderr, "hvdd: give --token-file FILE (created with a fresh "
-                        "token when missing) or --token-stdin\n");
-        return EXIT_USAGE;
-    }
-    return 0;
 }
 
 /* Reads the token file, or creates it (mode 0600) with a fresh token. */
@@ -351,7 +160,7 @@ daemonize(int *report_fd)
     if (pid > 0) {
         close(p[1]);
         if (read(p[0], &port, sizeof(port)) != sizeof(port) || port <= 0)
-            exit(EXIT_LISTEN);
+            exit(HVD_EXIT_LAUNCH);
         printf("listening %d\n", port);
         fprintf(stderr, "hvdd: serving on port %d, pid %d\n", port, (int)pid);
         exit(0);
@@ -375,47 +184,61 @@ detach_stdio(void)
         close(fd);
 }
 
+/* The job's state from the token and the options: the plan, and the
+ * network decision that workers are given. Wipes token, of which st keeps
+ * a copy. Returns 0 or an exit code; the caller releases st either way, as
+ * after hvdd_state_init. */
 static int
-run(opts *o)
+job_state(hvdd_state *st, const hvdd_opts *o, char *token)
+{
+    char err[600];
+    hvdd_roster *j = &st->roster;
+    int r =
+        hvdd_state_init(st, (int)o->size, o->hosts, token, err, sizeof(err));
+
+    memset(token, 0, HVDD_TOKEN_LEN + 1);
+    if (r != 0) {
+        fprintf(stderr, "hvdd: %s\n", err);
+        return HVD_EXIT_USAGE;
+    }
+    st->log = log_cb;
+    st->debug = o->debug;
+    j->heartbeat_timeout = o->heartbeat_timeout;
+    if (o->iface)
+        snprintf(j->iface, sizeof(j->iface), "%s", o->iface);
+    if (o->master_addr)
+        snprintf(j->master_addr, sizeof(j->master_addr), "%s", o->master_addr);
+    j->master_port = (int)o->master_port;
+    if (o->network_interface)
+        snprintf(j->agents.wanted, sizeof(j->agents.wanted), "%s",
+                 o->network_interface);
+    return 0;
+}
+
+static int
+run(hvdd_opts *o)
 {
     char token[HVDD_TOKEN_LEN + 1], err[600];
     hvdd_server_opts so = {o->addr,  o->port, o->listen_fd, o->allow, 16384,
                            on_abort, o};
     hvdd_server *srv = NULL;
     hvdd_state st;
-    int sigfd, port = 0, report_fd = -1, code = 0;
+    int sigfd = -1, port = 0, report_fd = -1, code;
 
     if ((o->token_stdin ? token_from_stdin(token)
                         : token_from_file(o->token_file, token)) != 0)
-        return EXIT_TOKEN;
-    if (hvdd_state_init(&st, (int)o->size, o->hosts, token, err, sizeof(err)) !=
-        0) {
-        fprintf(stderr, "hvdd: %s\n", err);
-        hvdd_state_release(&st);
-        return EXIT_USAGE;
-    }
-    memset(token, 0, sizeof(token));
-    st.log = log_cb;
-    st.debug = o->debug;
-    st.roster.heartbeat_timeout = o->heartbeat_timeout;
-    if (o->iface)
-        snprintf(st.roster.iface, sizeof(st.roster.iface), "%s", o->iface);
-    if (o->master_addr)
-        snprintf(st.roster.master_addr, sizeof(st.roster.master_addr), "%s",
-                 o->master_addr);
-    st.roster.master_port = (int)o->master_port;
-    if (o->network_interface)
-        snprintf(st.roster.agents.wanted, sizeof(st.roster.agents.wanted), "%s",
-                 o->network_interface);
+        return HVD_EXIT_CONFIG; /* nothing is held yet */
+    if ((code = job_state(&st, o, token)) != 0)
+        goto out;
     if (!o->foreground && !o->token_stdin && daemonize(&report_fd) != 0) {
         fprintf(stderr, "hvdd: cannot detach: %s\n", strerror(errno));
-        code = EXIT_LISTEN;
+        code = HVD_EXIT_LAUNCH;
         goto out;
     }
     if ((sigfd = signal_fd()) < 0 ||
         (srv = hvdd_server_start(&st, &so, &port, err, sizeof(err))) == NULL) {
         say("%s", sigfd < 0 ? "cannot set up signals" : err);
-        code = EXIT_LISTEN;
+        code = HVD_EXIT_LAUNCH;
         goto out;
     }
     if (report_fd >= 0) {
@@ -436,17 +259,19 @@ out:
     hvdd_state_release(&st);
     if (report_fd >= 0)
         close(report_fd);
+    if (sigfd >= 0)
+        close(sigfd);
     return code;
 }
 
 int
 main(int argc, char **argv)
 {
-    opts o = {0};
-    int done = 0, code = parse_args(argc, argv, &o, &done);
+    hvdd_opts o;
+    int done, code = hvdd_opts_parse(argc, argv, &o, &done);
 
     if (code == 0 && !done)
         code = run(&o);
-    free(o.allow_buf);
+    hvdd_opts_release(&o);
     return code;
 }

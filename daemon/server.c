@@ -354,7 +354,8 @@ raise_fd_limit(unsigned want)
     setrlimit(RLIMIT_NOFILE, &rl);
 }
 
-/* The listening socket: the launcher's, or one bound here. */
+/* The listening socket: the launcher's, or one bound here. Returns it, or
+ * -1 with err; a socket bound here is closed again on failure. */
 static int
 open_listener(const hvdd_server_opts *o, int *port, char *err, size_t n)
 {
@@ -363,7 +364,7 @@ open_listener(const hvdd_server_opts *o, int *port, char *err, size_t n)
     struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)&ss;
     socklen_t len = sizeof(ss);
     const char *addr = o->addr ? o->addr : "0.0.0.0";
-    int fd = o->listen_fd, one = 1;
+    int fd = o->listen_fd, one = 1, r = -1;
 
     memset(&ss, 0, sizeof(ss));
     if (fd < 0) {
@@ -377,7 +378,7 @@ open_listener(const hvdd_server_opts *o, int *port, char *err, size_t n)
             len = sizeof(*a6);
         } else {
             snprintf(err, n, "'%s' is not a numeric IP address", addr);
-            return -1;
+            goto out;
         }
         fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
         if (fd < 0 ||
@@ -386,18 +387,20 @@ open_listener(const hvdd_server_opts *o, int *port, char *err, size_t n)
             listen(fd, 4096) != 0) {
             snprintf(err, n, "cannot listen on %s:%d: %s", addr, o->port,
                      strerror(errno));
-            if (fd >= 0)
-                close(fd);
-            return -1;
+            goto out;
         }
     }
     len = sizeof(ss);
     if (getsockname(fd, (struct sockaddr *)&ss, &len) != 0) {
         snprintf(err, n, "bad listening socket: %s", strerror(errno));
-        return -1;
+        goto out;
     }
     *port = ntohs(ss.ss_family == AF_INET6 ? a6->sin6_port : a4->sin_port);
-    return fd;
+    r = fd;
+out:
+    if (r < 0 && fd >= 0 && fd != o->listen_fd)
+        close(fd);
+    return r;
 }
 
 /* Accepts here and hands connections to MHD. With MHD 0.9.75 in epoll

@@ -15,7 +15,7 @@
 #include "agent_beat.h"
 #include "agent_brief.h"
 #include "agent_nic.h"
-#include "exit_codes.h"
+#include "hvd_exit.h"
 #include "worker_group.h"
 #include "quiet_thread.h"
 #include "worker_env.h"

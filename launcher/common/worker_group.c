@@ -10,7 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "exit_codes.h"
+#include "hvd_exit.h"
 #include "guard.h"
 #include "stop_signals.h"
 #include "hvd_clock.h"

@@ -2,7 +2,7 @@
 
 #include <string.h>
 
-#include "exit_codes.h"
+#include "hvd_exit.h"
 
 static const cfg_option *
 lookup(const char *word, char *name, size_t size, const char **value)

@@ -5,7 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "exit_codes.h"
+#include "hvd_exit.h"
 #include "local_host.h"
 #include "worker_group.h"
 #ifdef HVD_WITH_SSH

@@ -6,6 +6,7 @@
 #include <poll.h>
 #include <limits.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,6 +85,76 @@ hosts_arg(const cfg_hostlist *hosts, const cfg_plan *plan)
     return s;
 }
 
+/* hvdd's command line, built a word at a time so that an option is added
+ * without renumbering slots. Bounded: a word that does not fit sets full,
+ * which the caller checks once at the end. argv is always NULL-ended. */
+typedef struct argv_builder {
+    char *argv[32];
+    int argc;
+    char text[128]; /* the printed values of argv_optf */
+    size_t used;
+    int full;
+} argv_builder;
+
+static void
+argv_word(argv_builder *b, const char *word)
+{
+    if (b->argc + 1 >= (int)(sizeof(b->argv) / sizeof(b->argv[0]))) {
+        b->full = 1;
+        return;
+    }
+    b->argv[b->argc++] = (char *)word; /* execvp's type; never written */
+    b->argv[b->argc] = NULL;
+}
+
+/* "--flag value"; nothing when value is NULL: the option is not given. */
+static void
+argv_opt(argv_builder *b, const char *flag, const char *value)
+{
+    if (value == NULL)
+        return;
+    argv_word(b, flag);
+    argv_word(b, value);
+}
+
+/* "--flag value", the value printed into the builder's own storage. */
+static void __attribute__((format(printf, 3, 4)))
+argv_optf(argv_builder *b, const char *flag, const char *fmt, ...)
+{
+    size_t room = sizeof(b->text) - b->used;
+    va_list ap;
+    int n;
+
+    va_start(ap, fmt);
+    n = vsnprintf(b->text + b->used, room, fmt, ap);
+    va_end(ap);
+    if (n < 0 || (size_t)n >= room) {
+        b->full = 1;
+        return;
+    }
+    argv_opt(b, flag, b->text + b->used);
+    b->used += (size_t)n + 1;
+}
+
+/* What hvdrun tells hvdd: the socket is descriptor 3 and the token comes
+ * on stdin (see exec_hvdd). Returns 0, or -1 when it did not fit. */
+static int
+hvdd_argv(argv_builder *b, const char *spec, const cfg_plan *plan,
+          const rendezvous_opts *o)
+{
+    argv_word(b, "hvdd");
+    argv_opt(b, "--listen-fd", "3");
+    argv_optf(b, "--size", "%d", plan->size);
+    argv_opt(b, "--hosts", spec);
+    argv_word(b, "--token-stdin");
+    argv_opt(b, "--iface", o->iface);
+    argv_opt(b, "--master-addr", o->master_addr);
+    argv_optf(b, "--master-port", "%d", o->master_port);
+    argv_optf(b, "--heartbeat-timeout", "%g", o->heartbeat_timeout);
+    argv_opt(b, "--network-interface", o->network_interface);
+    return b->full ? -1 : 0;
+}
+
 static void
 exec_hvdd(const char *path, char **argv, int listen_fd, int in, int out)
 {
@@ -108,8 +179,9 @@ rendezvous_start(rendezvous *rv, const cfg_hostlist *hosts,
                  const cfg_plan *plan, const rendezvous_opts *o, char *err,
                  size_t errlen)
 {
-    char path[PATH_MAX], size[16], mport[16], hb[32];
+    char path[PATH_MAX];
     char *spec = hosts_arg(hosts, plan);
+    argv_builder args = {.argc = 0};
     int in[2] = {-1, -1}, out[2] = {-1, -1}, fd = -1, r = -1;
 
     memset(rv, 0, sizeof(*rv));
@@ -125,38 +197,16 @@ rendezvous_start(rendezvous *rv, const cfg_hostlist *hosts,
         goto out;
     }
     hvdd_path(path, sizeof(path));
-    snprintf(size, sizeof(size), "%d", plan->size);
-    snprintf(mport, sizeof(mport), "%d", o->master_port);
-    snprintf(hb, sizeof(hb), "%g", o->heartbeat_timeout);
-    char *argv[] = {"hvdd",
-                    "--listen-fd",
-                    "3",
-                    "--size",
-                    size,
-                    "--hosts",
-                    spec,
-                    "--token-stdin",
-                    "--iface",
-                    (char *)o->iface,
-                    "--master-addr",
-                    (char *)o->master_addr,
-                    "--master-port",
-                    mport,
-                    "--heartbeat-timeout",
-                    hb,
-                    NULL, /* room for --network-interface NAME */
-                    NULL,
-                    NULL};
-    if (o->network_interface) {
-        argv[16] = "--network-interface";
-        argv[17] = (char *)o->network_interface;
+    if (hvdd_argv(&args, spec, plan, o) != 0) {
+        snprintf(err, errlen, "cannot start hvdd: too many arguments");
+        goto out;
     }
     if ((rv->pid = fork()) < 0) {
         snprintf(err, errlen, "cannot start hvdd: %s", strerror(errno));
         goto out;
     }
     if (rv->pid == 0)
-        exec_hvdd(path, argv, fd, in[0], out[1]);
+        exec_hvdd(path, args.argv, fd, in[0], out[1]);
     setpgid(rv->pid, rv->pid);
     rv->lifeline_fd = in[1];
     rv->events_fd = out[0];

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "cli.h"
-#include "exit_codes.h"
+#include "hvd_exit.h"
 #include "hostfile.h"
 
 static int

@@ -13,7 +13,7 @@
 
 #include "agent_brief.h"
 #include "agent_link.h"
-#include "exit_codes.h"
+#include "hvd_exit.h"
 #include "stop_signals.h"
 #include "known_hosts.h"
 #include "local_host.h"

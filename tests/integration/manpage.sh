@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Every option that --help lists is documented in hvdrun.1, and the man
-# pages render without warnings.
+# Every option that hvdrun --help lists is documented in hvdrun.1, hvdd's
+# --help and hvdd.8 list the same options, and the man pages render
+# without warnings.
 . "$(dirname "$0")/lib.sh"
 MANDIR=${MANDIR:?set MANDIR to the man/ folder}
 
@@ -12,10 +13,23 @@ check "--help lists options" [ "$(echo "$opts" | wc -w)" -gt 20 ]
 for o in $opts; do
     check "hvdrun.1 documents $o" grep -qF -- "$(printf '%s' "$o" | sed 's/-/\\-/g')" "$MANDIR/hvdrun.1"
 done
-# the same for hvdd and hvdd.8
+# hvdd: the options that --help lists are those that hvdd.8 describes, the
+# tag lines (after .TP) of its OPTIONS section, both ways, so that neither
+# can gain or lose one alone.
 HVDD=${HVDD:?set HVDD to the hvdd binary}
-for o in $("$HVDD" --help | grep -oE -- '--?[a-z][a-z-]*' | sort -u); do
-    check "hvdd.8 documents $o" grep -qF -- "$(printf '%s' "$o" | sed 's/-/\\-/g')" "$MANDIR/hvdd.8"
+"$HVDD" --help >"$TMP/hvdd.help"
+check "hvdd --help exits 0" [ $? -eq 0 ]
+grep -oE '^  (-[a-zA-Z], )?--?[a-z][a-z-]*' "$TMP/hvdd.help" |
+    grep -oE -- '--?[a-z][a-z-]*' | sort -u >"$TMP/hvdd.help.opts"
+sed -n '/^\.SH OPTIONS/,/^\.SH /p' "$MANDIR/hvdd.8" | sed -n '/^\.TP/{n;p;}' |
+    sed 's/\\-/-/g' | grep -oE -- '(^|[ "])--?[a-z][a-z-]*' |
+    grep -oE -- '--?[a-z][a-z-]*' | sort -u >"$TMP/hvdd.man.opts"
+check "hvdd --help lists options" [ "$(wc -l <"$TMP/hvdd.help.opts")" -gt 10 ]
+for o in $(cat "$TMP/hvdd.help.opts"); do
+    check "hvdd.8 documents $o" grep -qxF -- "$o" "$TMP/hvdd.man.opts"
+done
+for o in $(cat "$TMP/hvdd.man.opts"); do
+    check "hvdd --help lists $o, which hvdd.8 documents" grep -qxF -- "$o" "$TMP/hvdd.help.opts"
 done
 # every function of the public header is in collective.3
 for f in $(grep -oE '^COLL_API [a-z_ *]+ ?\**(coll_[a-z0-9_]+)' "$MANDIR/../libcollective/include/collective.h" | grep -oE 'coll_[a-z0-9_]+$'); do
