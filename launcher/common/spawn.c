@@ -6,6 +6,8 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
+#include "hvd_exit.h"
+
 /* Runs in the child between fork and exec: async-signal-safe calls only. */
 static void
 child(char *const argv[], char *const envp[], const sigset_t *unblock,
@@ -16,7 +18,7 @@ child(char *const argv[], char *const envp[], const sigset_t *unblock,
     setpgid(0, 0);
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != parent)
-        _exit(127);
+        _exit(HVD_EXIT_NOTFOUND);
     signal(SIGPIPE, SIG_DFL);
     signal(SIGINT, SIG_DFL);
     signal(SIGTERM, SIG_DFL);
@@ -25,12 +27,12 @@ child(char *const argv[], char *const envp[], const sigset_t *unblock,
     if (in < 0)
         in = open("/dev/null", O_RDONLY);
     if (in < 0 || dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0)
-        _exit(127);
+        _exit(HVD_EXIT_NOTFOUND);
     execvpe(argv[0], argv, envp);
     e = errno;
     if (write(status, &e, sizeof(e)) < 0)
-        _exit(127);
-    _exit(e == ENOENT ? 127 : 126);
+        _exit(HVD_EXIT_NOTFOUND);
+    _exit(e == ENOENT ? HVD_EXIT_NOTFOUND : HVD_EXIT_NOEXEC);
 }
 
 static int

@@ -48,7 +48,7 @@ exec_sibling(const char *name, char **argv)
     argv[0] = path;
     execv(path, argv);
     fprintf(stderr, "hvdrun: cannot run '%s': %s\n", path, strerror(errno));
-    return 127;
+    return HVD_EXIT_NOTFOUND;
 }
 
 /* The variables hvdrun sets, i.e. every entry of env not inherited as is. */
