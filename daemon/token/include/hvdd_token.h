@@ -1,4 +1,7 @@
-/* The job token: 256 random bits as 64 hex digits. */
+/* The job token: 256 random bits as 64 hex digits. hvdrun makes it,
+ * hvdd checks it, the client (daemon/client) and libcollective send it;
+ * its own small library so that hvdrun needs neither libcurl nor hvdd's
+ * code to make one. */
 #ifndef HVDD_TOKEN_H
 #define HVDD_TOKEN_H
 
