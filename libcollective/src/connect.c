@@ -98,6 +98,7 @@ transport *
 comm_transport_new(const coll_comm *c, const char *name, int rank, int size)
 {
     const char *iface = getenv("HOROVOD_GLOO_IFACE");
+    transport *t;
     transport_spec spec = {
         .rank = rank,
         .size = size,
@@ -110,7 +111,11 @@ comm_transport_new(const coll_comm *c, const char *name, int rank, int size)
     snprintf(spec.prefix, sizeof(spec.prefix), "%s%s", c->prefix, name);
     snprintf(spec.iface, sizeof(spec.iface), "%s",
              iface && *iface ? iface : "lo");
-    return transport_new(c->kind, &spec);
+    snprintf(spec.secret, sizeof(spec.secret), "%s",
+             getenv("HVDD_TOKEN") ? getenv("HVDD_TOKEN") : "");
+    t = transport_new(c->kind, &spec);
+    explicit_bzero(spec.secret, sizeof(spec.secret));
+    return t;
 }
 
 int

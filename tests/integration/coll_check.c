@@ -2,7 +2,7 @@
  * reference computed here from the same formula every rank uses.
  * usage: coll_check [all | wide | alltoall | mismatch | unmatched | die RANK |
  *                    die-at-start RANK | die-streaming RANK |
- *                    die-alltoall RANK | stall-streaming RANK]
+ *                    die-alltoall RANK | stall-streaming RANK | stream]
  * Prints "rank R: N checks passed" or the first failure (exit 1).
  * Built with COLL_CHECK_GPU (coll_check_gpu), every buffer is in GPU
  * memory (gpu_shim.h); then also: coll_check_gpu count | mixed. */
@@ -654,7 +654,14 @@ main(int argc, char **argv)
         r = run_alltoall(c);
     else if (strcmp(mode, "wide") == 0)
         r = run_wide(c);
-    else if (strcmp(mode, "mismatch") == 0) {
+    else if (strcmp(mode, "stream") == 0) {
+        /* large allreduces on the ring, each checked: what an intruder
+         * between two ranks would try to corrupt (trust.sh) */
+        for (int k = 0; k < 20; k++)
+            check_allreduce(c, COLL_DT_F64, COLL_OP_SUM, 1 << 18, k & 1);
+        printf("rank %d: %d checks passed\n", coll_rank(c), checks);
+        r = 0;
+    } else if (strcmp(mode, "mismatch") == 0) {
         /* rank 0 sends 16 floats, the others 8 */
         r = coll_allreduce(c, x, x, coll_rank(c) == 0 ? 16 : 8, COLL_DT_F32,
                            COLL_OP_SUM);

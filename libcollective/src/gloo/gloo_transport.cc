@@ -418,6 +418,7 @@ gt_barrier(transport *t, const char *what, char *err, size_t errlen)
 void
 gt_free(transport *t)
 {
+    explicit_bzero(of(t)->spec.secret, sizeof(of(t)->spec.secret));
     delete of(t);
     delete reinterpret_cast<gloo_transport *>(t);
 }

@@ -1,10 +1,11 @@
 /* Connecting the TCP ring: every rank listens on the address of the
- * interface hvdd chose, puts "address port" in hvdd's store, connects to
- * its right neighbour's and accepts its left neighbour, which says who it
- * is first. Connecting before accepting cannot deadlock: the kernel
- * completes a connection before anyone accepts it (the backlog holds one
- * per rank). The chords, for alltoall, are made the same way: each rank
- * connects to its chords above and accepts those below. */
+ * interface hvdd chose, puts "address port" in hvdd's store, and then, in
+ * one round of handshakes (ring_shake.c), dials its right neighbour while
+ * it accepts its left one; each stream proves both ends hold the job's
+ * secret. Every rank publishes before it looks anything up, so the
+ * lookups cannot wait on each other. The chords (streams to ranks that
+ * are not neighbours) are made the same way: each rank dials its chords
+ * above and accepts those below. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -23,9 +24,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ring_shake.h"
 #include "tcp_ring.h"
-
-#define HELLO_MAGIC 0x48564452u /* "HVDR", then the sender's rank */
 
 typedef struct {
     tcp_ring *g;
@@ -69,18 +69,6 @@ ms_left(const setup *s)
     return ms < 0 ? 0 : ms > INT32_MAX ? INT32_MAX : (int)ms;
 }
 
-/* Waits for events on fd until the set-up's deadline: 1, or 0 after it. */
-static int
-wait_for(const setup *s, int fd, short events)
-{
-    struct pollfd p = {fd, events, 0};
-    int n;
-
-    while ((n = poll(&p, 1, ms_left(s))) < 0 && errno == EINTR)
-        ;
-    return n > 0;
-}
-
 /* The interface's first IPv4 address, else its first global IPv6 one;
  * *loopback: whether it is a loopback interface. */
 static int
@@ -121,8 +109,8 @@ iface_address(const char *iface, struct sockaddr_storage *out, int *loopback)
  * default) paces with timers and left the ring idle for about 40% of a
  * 2-rank allreduce here (64 MiB median 45-50 ms; with reno 35-36). Across
  * hosts the host's own choice stays. Unknown or not allowed: the next. */
-static void
-buffer_options(int fd, int loopback)
+void
+ring_buffer_options(int fd, int loopback)
 {
     static const char *const unpaced[] = {"cubic", "reno"};
     int size = RING_SOCKET_BUFFER;
@@ -135,8 +123,8 @@ buffer_options(int fd, int loopback)
             break;
 }
 
-static void
-stream_options(int fd)
+void
+ring_stream_options(int fd)
 {
     int one = 1;
 
@@ -145,13 +133,14 @@ stream_options(int fd)
 }
 
 /* Listens on the interface's address and publishes "address port"
- * under <prefix>-<rank><tag>. */
+ * (also in value, for the handshake) under <prefix>-<rank><tag>. */
 static int
-listen_and_publish(setup *s, const char *tag, int *out)
+listen_and_publish(setup *s, const char *tag, int *out, char *value,
+                   size_t vlen)
 {
     struct sockaddr_storage a = {0};
     socklen_t alen = sizeof(a);
-    char host[INET6_ADDRSTRLEN], serv[16], value[96], key[160];
+    char host[INET6_ADDRSTRLEN], serv[16], key[160];
     const char *iface = s->g->iface;
     int fd;
 
@@ -160,12 +149,14 @@ listen_and_publish(setup *s, const char *tag, int *out)
         return COLL_EIDENTITY;
     }
     if ((fd = socket(a.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0)) >= 0)
-        buffer_options(fd, s->loopback); /* accepted streams inherit them */
+        ring_buffer_options(fd,
+                            s->loopback); /* accepted streams inherit them */
     if (fd < 0 ||
         bind(fd, (struct sockaddr *)&a,
              a.ss_family == AF_INET ? sizeof(struct sockaddr_in)
                                     : sizeof(struct sockaddr_in6)) != 0 ||
-        listen(fd, s->g->size) != 0 ||
+        /* room for strangers' connections beside the ranks' */
+        listen(fd, s->g->size + 128) != 0 ||
         getsockname(fd, (struct sockaddr *)&a, &alen) ||
         getnameinfo((struct sockaddr *)&a, alen, host, sizeof(host), serv,
                     sizeof(serv), NI_NUMERICHOST | NI_NUMERICSERV) != 0) {
@@ -175,19 +166,19 @@ listen_and_publish(setup *s, const char *tag, int *out)
         return fail(s, "cannot listen on '%s': %s", iface, strerror(e));
     }
     *out = fd;
-    snprintf(value, sizeof(value), "%s %s", host, serv);
+    snprintf(value, vlen, "%s %s", host, serv);
     snprintf(key, sizeof(key), "%s-%d%s", s->g->prefix, s->g->rank, tag);
     if (hvdd_client_put(s->kv, "ring", key, value, strlen(value)) != 0)
         return fail(s, "publishing %s: %s", key, hvdd_client_error(s->kv));
     return 0;
 }
 
-/* Rank r's "address port" for tag, waiting for it until the deadline. */
+/* Rank r's "address port" for tag, waiting for it until the deadline:
+ * what o dials (its addr and name). */
 static int
-lookup(setup *s, int r, const char *tag, char *host, size_t hostlen, char *serv,
-       size_t servlen)
+lookup(setup *s, int r, const char *tag, shake_out *o)
 {
-    char key[160], *data = NULL, fmt[32];
+    char key[160], *data = NULL, host[INET6_ADDRSTRLEN], serv[16];
     size_t len;
     int rc;
 
@@ -200,111 +191,37 @@ lookup(setup *s, int r, const char *tag, char *host, size_t hostlen, char *serv,
     if (rc != 0)
         return fail(s, "rank %d's address (key %s): %s", r, key,
                     hvdd_client_error(s->kv));
-    snprintf(fmt, sizeof(fmt), "%%%zus %%%zus", hostlen - 1, servlen - 1);
-    rc = sscanf(data, fmt, host, serv);
+    rc = sscanf(data, "%45s %15s", host, serv);
     free(data);
-    return rc == 2 ? 0 : fail(s, "rank %d published no address", r);
+    if (rc != 2)
+        return fail(s, "rank %d published no address", r);
+    o->peer = r;
+    snprintf(o->addr, sizeof(o->addr), "%s %s", host, serv);
+    snprintf(o->name, o->namelen, "rank %d (%s:%s)", r, host, serv);
+    return 0;
 }
 
-/* Connects to peer's listener for tag and says who this rank is:
- * *fd, and *name "rank 3 (10.0.0.2:41234)". */
+/* The round of handshakes on listener (published as addr). */
 static int
-connect_to(setup *s, int peer, const char *tag, int *fd, char *name,
-           size_t namelen)
+run_round(setup *s, const char *tag, int listener, const char *addr,
+          shake_out *out, int nout, int accepts, int (*wanted)(void *, int),
+          int *(*slot)(void *, int), void *arg)
 {
-    tcp_ring *g = s->g;
-    int e = 0;
-    char host[INET6_ADDRSTRLEN], serv[16];
-    struct addrinfo hints = {.ai_socktype = SOCK_STREAM,
-                             .ai_flags = AI_NUMERICHOST | AI_NUMERICSERV},
-                    *ai = NULL;
-    uint32_t hello[2] = {htonl(HELLO_MAGIC), htonl((uint32_t)g->rank)};
-    socklen_t elen = sizeof(e);
+    shake_round r = {.g = s->g,
+                     .secret = s->g->secret,
+                     .tag = tag,
+                     .listener = listener,
+                     .addr = addr,
+                     .out = out,
+                     .nout = nout,
+                     .accepts = accepts,
+                     .wanted = wanted,
+                     .slot = slot,
+                     .arg = arg,
+                     .deadline_ms = ms_left(s),
+                     .loopback = s->loopback};
 
-    if (lookup(s, peer, tag, host, sizeof(host), serv, sizeof(serv)) != 0)
-        return COLL_ETRANSPORT;
-    snprintf(name, namelen, "rank %d (%s:%s)", peer, host, serv);
-    if (getaddrinfo(host, serv, &hints, &ai) != 0)
-        return fail(s, "bad address for %s", name);
-    if ((*fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0)) >= 0) {
-        buffer_options(*fd, s->loopback);
-        stream_options(*fd);
-        if (connect(*fd, ai->ai_addr, ai->ai_addrlen) != 0 &&
-            errno != EINPROGRESS)
-            e = errno;
-        else if (!wait_for(s, *fd, POLLOUT))
-            e = ETIMEDOUT;
-        else
-            getsockopt(*fd, SOL_SOCKET, SO_ERROR, &e, &elen);
-    } else {
-        e = errno;
-    }
-    freeaddrinfo(ai);
-    /* 8 bytes fit any fresh socket's buffer */
-    if (e == 0 && send(*fd, hello, sizeof(hello), MSG_NOSIGNAL) != 8)
-        e = errno ? errno : EIO;
-    return e ? fail(s, "cannot connect to %s: %s", name, strerror(e)) : 0;
-}
-
-/* The rank whose hello fd's first bytes are, or -1. */
-static int
-hello_rank(const setup *s, int fd)
-{
-    uint32_t hello[2];
-    size_t got = 0;
-    ssize_t n;
-
-    while (got < sizeof(hello) && wait_for(s, fd, POLLIN) &&
-           (n = recv(fd, (char *)hello + got, sizeof(hello) - got, 0)) > 0)
-        got += (size_t)n;
-    if (got != sizeof(hello) || ntohl(hello[0]) != HELLO_MAGIC ||
-        ntohl(hello[1]) >= (uint32_t)s->g->size)
-        return -1;
-    return (int)ntohl(hello[1]);
-}
-
-/* Accepts the next connection that says hello as a rank wanted(g, rank)
- * accepts; any other is closed and the wait goes on. The stream, or -1
- * (with err set) when none came before the deadline. */
-static int
-accept_wanted(setup *s, int listener, int (*wanted)(const setup *, int),
-              int *rank, const char *whom)
-{
-    int fd;
-
-    while (wait_for(s, listener, POLLIN)) {
-        if ((fd = accept4(listener, NULL, NULL, SOCK_CLOEXEC)) < 0) {
-            if (errno == EINTR || errno == ECONNABORTED || errno == EAGAIN)
-                continue;
-            fail(s, "accepting %s: %s", whom, strerror(errno));
-            return -1;
-        }
-        if ((*rank = hello_rank(s, fd)) >= 0 && wanted(s, *rank)) {
-            stream_options(fd);
-            return fd;
-        }
-        close(fd);
-    }
-    fail(s, "%s did not connect within %d s", whom, s->g->timeout_ms / 1000);
-    return -1;
-}
-
-static int
-is_left(const setup *s, int rank)
-{
-    return rank == (s->g->rank + s->g->size - 1) % s->g->size;
-}
-
-/* Accepts the left neighbour, which must say it is rank - 1. */
-static int
-accept_left(setup *s, int listener)
-{
-    tcp_ring *g = s->g;
-    int peer = (g->rank + g->size - 1) % g->size;
-
-    snprintf(g->left_name, sizeof(g->left_name), "rank %d", peer);
-    g->left = accept_wanted(s, listener, is_left, &peer, g->left_name);
-    return g->left < 0 ? COLL_ETRANSPORT : 0;
+    return shake_run(&r, s->what, s->err, s->errlen);
 }
 
 static void
@@ -320,21 +237,43 @@ start(setup *s, tcp_ring *g, const char *what, char *err, size_t errlen)
     }
 }
 
+static int
+is_left(void *arg, int rank)
+{
+    const tcp_ring *g = arg;
+
+    return rank == (g->rank + g->size - 1) % g->size;
+}
+
+static int *
+left_slot(void *arg, int rank)
+{
+    (void)rank;
+    return &((tcp_ring *)arg)->left;
+}
+
 int
 ring_connect(tcp_ring *g, const char *what, char *err, size_t errlen)
 {
+    int right = (g->rank + 1) % g->size,
+        left = (g->rank + g->size - 1) % g->size;
+    shake_out out = {.fd = &g->right,
+                     .name = g->right_name,
+                     .namelen = sizeof(g->right_name)};
+    char addr[96];
     setup s;
     int listener = -1, r;
 
     start(&s, g, what, err, errlen);
     if ((s.kv = g->open_store()) == NULL)
         return fail(&s, "no hvdd client (out of memory, or no rendezvous)");
-    r = listen_and_publish(&s, "", &listener);
+    snprintf(g->left_name, sizeof(g->left_name), "rank %d", left);
+    r = listen_and_publish(&s, "", &listener, addr, sizeof(addr));
     if (r == 0)
-        r = connect_to(&s, (g->rank + 1) % g->size, "", &g->right,
-                       g->right_name, sizeof(g->right_name));
+        r = lookup(&s, right, "", &out);
     if (r == 0)
-        r = accept_left(&s, listener);
+        r = run_round(&s, "", listener, addr, &out, 1, 1, is_left, left_slot,
+                      g);
     if (listener >= 0)
         close(listener);
     hvdd_client_free(s.kv);
@@ -367,43 +306,52 @@ in_set(const tcp_ring *g, ring_chords set, int rank)
                                  power_of_two(g->size - d));
 }
 
-/* A chord of the set from a lower rank that has not connected yet. */
+/* A chord of the set from a lower rank: one this rank accepts. */
 static int
-chord_to_accept(const setup *s, int rank)
+chord_from_below(void *arg, int rank)
 {
-    return rank < s->g->rank && in_set(s->g, s->set, rank) &&
-           s->g->chord[rank].fd < 0;
+    const setup *s = arg;
+
+    return rank < s->g->rank && in_set(s->g, s->set, rank);
+}
+
+static int *
+chord_slot(void *arg, int rank)
+{
+    return &((setup *)arg)->g->chord[rank].fd;
 }
 
 static int
 connect_set(setup *s)
 {
     tcp_ring *g = s->g;
-    int listener = -1, r, below = 0, peer;
-    char tag[32];
+    shake_out *out = calloc((size_t)g->size, sizeof(*out));
+    int listener = -1, r, below = 0, n = 0;
+    char tag[32], addr[96];
 
+    if (out == NULL)
+        return fail(s, "out of memory");
     for (int k = 0; k < g->rank; k++)
-        below += chord_to_accept(s, k);
+        below += chord_from_below(s, k) && g->chord[k].fd < 0;
     /* a key of its own per round: all ranks make the same rounds */
     snprintf(tag, sizeof(tag), "-chords%d", ++g->chord_rounds);
-    r = listen_and_publish(s, tag, &listener);
+    r = listen_and_publish(s, tag, &listener, addr, sizeof(addr));
     for (int k = g->rank + 1; r == 0 && k < g->size; k++)
-        if (in_set(g, s->set, k) && g->chord[k].fd < 0)
-            r = connect_to(s, k, tag, &g->chord[k].fd, g->chord[k].name,
-                           sizeof(g->chord[k].name));
-    for (; r == 0 && below > 0; below--) {
-        int fd = accept_wanted(s, listener, chord_to_accept, &peer,
-                               "a lower rank's stream");
-        if (fd < 0)
-            r = COLL_ETRANSPORT;
-        else {
-            g->chord[peer].fd = fd;
-            snprintf(g->chord[peer].name, sizeof(g->chord[peer].name),
-                     "rank %d", peer);
+        if (in_set(g, s->set, k) && g->chord[k].fd < 0) {
+            out[n] = (shake_out){.fd = &g->chord[k].fd,
+                                 .name = g->chord[k].name,
+                                 .namelen = sizeof(g->chord[k].name)};
+            r = lookup(s, k, tag, &out[n++]);
         }
-    }
+    if (r == 0)
+        r = run_round(s, tag, listener, addr, out, n, below, chord_from_below,
+                      chord_slot, s);
+    for (int k = 0; r == 0 && k < g->rank; k++)
+        if (chord_from_below(s, k))
+            snprintf(g->chord[k].name, sizeof(g->chord[k].name), "rank %d", k);
     if (listener >= 0)
         close(listener);
+    free(out);
     return r;
 }
 
@@ -446,6 +394,7 @@ ring_new(const transport_spec *spec)
         return NULL;
     snprintf(g->prefix, sizeof(g->prefix), "%s", spec->prefix);
     snprintf(g->iface, sizeof(g->iface), "%s", spec->iface);
+    snprintf(g->secret, sizeof(g->secret), "%s", spec->secret);
     g->open_store = spec->open_store;
     g->rank = spec->rank;
     g->size = spec->size;
@@ -478,6 +427,7 @@ ring_free(tcp_ring *g)
     if (g == NULL)
         return;
     ring_break(g);
+    explicit_bzero(g->secret, sizeof(g->secret));
     free(g->chord);
     free(g->segment);
     free(g);

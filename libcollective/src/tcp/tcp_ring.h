@@ -34,8 +34,9 @@ typedef struct {
 #define RING_YIELD_US 500
 
 typedef struct tcp_ring {
-    char prefix[96]; /* of its keys in hvdd's store (scope "ring") */
-    char iface[64];  /* where it listens: the interface hvdd chose */
+    char prefix[96];  /* of its keys in hvdd's store (scope "ring") */
+    char iface[64];   /* where it listens: the interface hvdd chose */
+    char secret[160]; /* the job token: each stream's handshake */
     hvdd_client *(*open_store)(void); /* for each set-up */
     int rank, size;
     int timeout_ms; /* the longest wait without progress */

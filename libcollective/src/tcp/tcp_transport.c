@@ -4,6 +4,7 @@
  * first use, by every rank at the same call). */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "tcp_ring.h"
 #include "transport.h"
@@ -124,6 +125,7 @@ tt_free(transport *t)
 
     transport_free(tt->beyond);
     ring_free(tt->ring);
+    explicit_bzero(&tt->spec, sizeof(tt->spec));
     free(tt);
 }
 
