@@ -62,8 +62,17 @@ get(hvdd_state *st, const hvdd_request *rq, hvdd_response *rs,
     hvdd_reply_text(rs, 404, "no key '%s' in scope '%s'", key, scope);
 }
 
+int
+hvdd_kv_path_ok(const char *path)
+{
+    char scope[KV_MAX_SCOPE], key[KV_MAX_KEY];
+
+    return split_path(path, scope, key) == 0;
+}
+
 void
-hvdd_kv_route(hvdd_state *st, const hvdd_request *rq, hvdd_response *rs)
+hvdd_kv_route(hvdd_state *st, const hvdd_request *rq, hvdd_response *rs,
+              kv_writer writer)
 {
     char scope[KV_MAX_SCOPE], key[KV_MAX_KEY];
     int r;
@@ -76,20 +85,22 @@ hvdd_kv_route(hvdd_state *st, const hvdd_request *rq, hvdd_response *rs)
     if (strcmp(rq->method, "GET") == 0) {
         get(st, rq, rs, scope, key);
     } else if (strcmp(rq->method, "PUT") == 0) {
-        r = hvdd_kv_put(&st->kv, scope, key, rq->body, rq->body_len);
+        r = hvdd_kv_put(&st->kv, scope, key, rq->body, rq->body_len, writer);
         if (r == KV_OK) {
             hvdd_reply_text(rs, 200, "ok");
             snprintf(rs->notify, sizeof(rs->notify), "kv/%s/%s", scope, key);
         } else {
             hvdd_reply_text(rs,
-                            r == KV_ETOOBIG ? 413
-                            : r == KV_EFULL ? 507
-                                            : 500,
+                            r == KV_ETOOBIG                      ? 413
+                            : r == KV_EFULL || r == KV_EOPENFULL ? 507
+                                                                 : 500,
                             "%s", hvdd_kv_strerror(r));
         }
     } else if (strcmp(rq->method, "DELETE") == 0) {
         r = hvdd_kv_delete(&st->kv, scope, key);
-        if (r < 0)
+        if (r == KV_ENOKEY)
+            hvdd_reply_text(rs, 404, "no key '%s' in scope '%s'", key, scope);
+        else if (r < 0)
             hvdd_reply_text(rs, 500, "%s", hvdd_kv_strerror(r));
         else
             hvdd_reply_text(rs, 200, r == 1 ? "scope cleared" : "ok");

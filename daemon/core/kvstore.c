@@ -76,12 +76,44 @@ hvdd_kv_set_scope_size(kvstore *kv, const char *scope, int size)
     return KV_OK;
 }
 
+/* The counts of v's budget (and the store's) change by sign. */
+static void
+account(kvstore *kv, const kv_value *v, int sign)
+{
+    kv->nkeys += (size_t)sign;
+    kv->nbytes += (size_t)sign * v->len;
+    if (v->writer == KV_OPEN) {
+        kv->open_keys += (size_t)sign;
+        kv->open_bytes += (size_t)sign * v->len;
+    }
+}
+
+/* Whether a value of len bytes fits in place of old (or NULL). */
+static int
+room_for(const kvstore *kv, const kv_value *old, size_t len, kv_writer w)
+{
+    size_t keys = kv->nkeys - (old != NULL), bytes = kv->nbytes;
+    size_t okeys = kv->open_keys, obytes = kv->open_bytes;
+
+    if (old) {
+        bytes -= old->len;
+        if (old->writer == KV_OPEN)
+            okeys--, obytes -= old->len;
+    }
+    if (keys >= KV_MAX_KEYS || bytes + len > KV_MAX_BYTES)
+        return KV_EFULL;
+    if (w == KV_OPEN && (okeys >= KV_OPEN_KEYS || obytes + len > KV_OPEN_BYTES))
+        return KV_EOPENFULL;
+    return KV_OK;
+}
+
 int
 hvdd_kv_put(kvstore *kv, const char *scope, const char *key, const void *data,
-            size_t len)
+            size_t len, kv_writer writer)
 {
     kv_scope *s;
     kv_value *v, *old;
+    int r;
 
     if (!hvdd_kv_name_ok(scope, KV_MAX_SCOPE) ||
         !hvdd_kv_name_ok(key, KV_MAX_KEY))
@@ -89,13 +121,13 @@ hvdd_kv_put(kvstore *kv, const char *scope, const char *key, const void *data,
     if (len > KV_MAX_VALUE)
         return KV_ETOOBIG;
     old = (kv_value *)hvdd_kv_get(kv, scope, key);
-    if ((old == NULL && kv->nkeys >= KV_MAX_KEYS) ||
-        kv->nbytes - (old ? old->len : 0) + len > KV_MAX_BYTES)
-        return KV_EFULL;
+    if ((r = room_for(kv, old, len, writer)) != KV_OK)
+        return r;
     if ((s = scope_get(kv, scope, 1)) == NULL ||
         (v = malloc(sizeof(*v) + len)) == NULL)
         return KV_ENOMEM;
     v->len = len;
+    v->writer = writer;
     if (len)
         memcpy(v->data, data, len);
     if (hvdd_hmap_put(&s->keys, key, v, (void **)&old) != 0) {
@@ -103,12 +135,10 @@ hvdd_kv_put(kvstore *kv, const char *scope, const char *key, const void *data,
         return KV_ENOMEM;
     }
     if (old) {
-        kv->nbytes -= old->len;
+        account(kv, old, -1);
         free(old);
-    } else {
-        kv->nkeys++;
     }
-    kv->nbytes += len;
+    account(kv, v, 1);
     return KV_OK;
 }
 
@@ -123,8 +153,7 @@ hvdd_kv_get(const kvstore *kv, const char *scope, const char *key)
 static void
 drop_value(kvstore *kv, kv_value *v)
 {
-    kv->nkeys--;
-    kv->nbytes -= v->len;
+    account(kv, v, -1);
     free(v);
 }
 
@@ -161,7 +190,11 @@ hvdd_kv_delete(kvstore *kv, const char *scope, const char *key)
             scope_free(hvdd_hmap_remove(&kv->scopes, scope));
         return 0;
     }
-    /* A member that DELETEs twice counts once. */
+    /* Only the keys that were put count (a made-up DELETE finalised a
+     * scope and wiped the real keys), and a member that DELETEs twice
+     * counts once. */
+    if (hvdd_hmap_get(&s->keys, key) == NULL)
+        return KV_ENOKEY;
     if (hvdd_hmap_get(&s->finished, key) == NULL &&
         hvdd_hmap_put(&s->finished, key, s, NULL) != 0)
         return KV_ENOMEM;
@@ -185,6 +218,11 @@ hvdd_kv_strerror(int code)
         return "value larger than 1 MiB";
     case KV_EFULL:
         return "the store is full (262144 keys or 256 MiB)";
+    case KV_EOPENFULL:
+        return "the store's share for writes without the job token is full "
+               "(65536 keys or 64 MiB)";
+    case KV_ENOKEY:
+        return "no such key in this scope";
     }
     return "unknown error";
 }

@@ -1,4 +1,5 @@
-/* Dispatch: the token check for /v1, the address check for the store. */
+/* Dispatch: the token check for /v1 and for the store's own scopes, the
+ * address check for Horovod's. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -95,6 +96,17 @@ token_ok(const hvdd_state *st, const char *auth)
     return diff == 0;
 }
 
+/* Horovod's Gloo rendezvous scopes (global, local_<host>, cross_<n>):
+ * Horovod's workers cannot send a token, so there the store trusts the
+ * job's addresses. Every other scope is the job's own (ring, nccl,
+ * collective, hvdrun) and needs the token. */
+static int
+horovod_scope(const char *path)
+{
+    return strncmp(path, "/global/", 8) == 0 ||
+           strncmp(path, "/local_", 7) == 0 || strncmp(path, "/cross_", 7) == 0;
+}
+
 static void
 log_line(hvdd_state *st, const char *fmt, const char *a, const char *b)
 {
@@ -124,6 +136,16 @@ hvdd_handle(hvdd_state *st, const hvdd_request *rq, hvdd_response *rs)
         hvdd_control_route(st, rq, rs);
         return;
     }
+    if (token_ok(st, rq->auth) || !hvdd_kv_path_ok(rq->path)) {
+        hvdd_kv_route(st, rq, rs, KV_JOB); /* a bad path: 400, no change */
+        return;
+    }
+    if (!horovod_scope(rq->path)) {
+        log_line(st, "refused %s %s: missing or wrong token", rq->method,
+                 rq->path);
+        hvdd_reply_text(rs, 401, "this scope needs the job token");
+        return;
+    }
     /* the job's other hosts: every address their agents reported */
     if (!rq->peer_allowed &&
         !(rq->peer && hvdd_agents_has_addr(&st->roster.agents, rq->peer))) {
@@ -132,5 +154,5 @@ hvdd_handle(hvdd_state *st, const hvdd_request *rq, hvdd_response *rs)
         hvdd_reply_text(rs, 403, "this address is not one of the job's hosts");
         return;
     }
-    hvdd_kv_route(st, rq, rs);
+    hvdd_kv_route(st, rq, rs, KV_OPEN);
 }

@@ -14,7 +14,12 @@ void hvdd_reply_json(hvdd_response *rs, int status, json_t *j);
 /* Holds the request until `event` or the wait passes. */
 void hvdd_reply_wait(hvdd_response *rs, const char *event, int wait_ms);
 
-void hvdd_kv_route(hvdd_state *st, const hvdd_request *rq, hvdd_response *rs);
+/* 1 when path is /<scope>/<key> with names the store takes. */
+int hvdd_kv_path_ok(const char *path);
+/* The store's routes, for a request let in as writer (KV_JOB: it carried
+ * the token). */
+void hvdd_kv_route(hvdd_state *st, const hvdd_request *rq, hvdd_response *rs,
+                   kv_writer writer);
 void hvdd_control_route(hvdd_state *st, const hvdd_request *rq,
                         hvdd_response *rs);
 /* The agents' routes; returns 0 when `what` is not one of them. */

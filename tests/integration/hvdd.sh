@@ -17,16 +17,33 @@ check "token file is private" [ "$(stat -c %a "$TMP/token")" = 600 ]
 
 code() { curl -s -o "$TMP/body" -w '%{http_code}' "$@"; }
 
-# Horovod's HTTP store: PUT, GET 200/404, DELETE of each rank clears scope
-check "PUT 200" [ "$(code -X PUT --data-binary 'addr-of-0' "$U/global/rank_0")" = 200 ]
-check "GET 200" [ "$(code "$U/global/rank_0")" = 200 ]
+# Horovod's HTTP store: PUT, GET 200/404, each rank's DELETE of the key it
+# put (its rank, as Gloo names it) clears the scope once all are in
+check "PUT 200" [ "$(code -X PUT --data-binary 'addr-of-0' "$U/global/0")" = 200 ]
+check "GET 200" [ "$(code "$U/global/0")" = 200 ]
 check "GET returns the value" [ "$(cat "$TMP/body")" = addr-of-0 ]
-check "GET missing 404" [ "$(code "$U/global/rank_9")" = 404 ]
+check "GET missing 404" [ "$(code "$U/global/9")" = 404 ]
+check "PUT the other rank's 200" [ "$(code -X PUT --data-binary 'addr-of-1' "$U/global/1")" = 200 ]
 check "DELETE first rank 200" [ "$(code -X DELETE "$U/global/0")" = 200 ]
-check "value kept until every rank is done" [ "$(code "$U/global/rank_0")" = 200 ]
+check "value kept until every rank is done" [ "$(code "$U/global/0")" = 200 ]
+# made-up DELETEs finalise nothing (they wiped the real keys)
+check "DELETE of a key nobody put: 404" [ "$(code -X DELETE "$U/global/x")" = 404 ]
+check "DELETE of another made-up key: 404" [ "$(code -X DELETE "$U/global/7")" = 404 ]
+check "made-up DELETEs left the keys" [ "$(code "$U/global/1")" = 200 ]
 check "DELETE last rank 200" [ "$(code -X DELETE "$U/global/1")" = 200 ]
-check "scope cleared" [ "$(code "$U/global/rank_0")" = 404 ]
+check "scope cleared" [ "$(code "$U/global/0")" = 404 ]
 check "bad path 400" [ "$(code "$U/only-one-part")" = 400 ]
+
+# the job's own scopes (ring, nccl, hvdrun, ...) need the token for every
+# read and write, from any address; the refusal changes nothing
+AUTH="Authorization: Bearer $HVDD_TOKEN"
+check "job scope: PUT with the token 200" [ "$(code -H "$AUTH" -X PUT --data-binary '127.0.0.1 1' "$U/ring/comm0-0")" = 200 ]
+check "job scope: PUT without it 401" [ "$(code -X PUT --data-binary 'evil' "$U/ring/comm0-0")" = 401 ]
+check "job scope: GET without it 401" [ "$(code "$U/ring/comm0-0")" = 401 ]
+check "job scope: long-poll GET without it 401" [ "$(code "$U/ring/comm0-1?wait=2000")" = 401 ]
+check "job scope: DELETE without it 401" [ "$(code -X DELETE "$U/ring/comm0-0")" = 401 ]
+check "job scope: the value is the job's" [ "$(code -H "$AUTH" "$U/ring/comm0-0")" = 200 -a "$(cat "$TMP/body")" = '127.0.0.1 1' ]
+check "job scope: the refusal is logged" grep -q 'refused PUT /ring/comm0-0: missing or wrong token' "$TMP/hvdd.err"
 
 # long-poll: a GET held until the PUT arrives. The PUT goes only once hvdd
 # holds the GET: one that reached hvdd after the PUT would be answered at

@@ -80,26 +80,106 @@ START_TEST(store_only_for_the_jobs_addresses)
 }
 END_TEST
 
+/* Gloo puts each rank's address under the rank's number; Horovod's
+ * finalize DELETEs that key. */
 START_TEST(horovod_protocol)
 {
     start(2, "a:1,b:1");
-    ck_assert_int_eq(call("GET", "/global/rank_0", NULL, NULL, NULL, 1, 0),
-                     404);
-    ck_assert_int_eq(call("PUT", "/global/rank_0", NULL, "addr0", NULL, 1, 0),
-                     200);
-    ck_assert_int_eq(call("PUT", "/local_a/rank_0", NULL, "l", NULL, 1, 0),
-                     200);
+    ck_assert_int_eq(call("GET", "/global/0", NULL, NULL, NULL, 1, 0), 404);
+    ck_assert_int_eq(call("PUT", "/global/0", NULL, "addr0", NULL, 1, 0), 200);
+    ck_assert_int_eq(call("PUT", "/global/1", NULL, "addr1", NULL, 1, 0), 200);
+    ck_assert_int_eq(call("PUT", "/local_a/0", NULL, "l", NULL, 1, 0), 200);
     ck_assert_int_eq(call("DELETE", "/global/0", NULL, NULL, NULL, 1, 0), 200);
-    ck_assert_int_eq(call("GET", "/global/rank_0", NULL, NULL, NULL, 1, 0),
-                     200);
+    ck_assert_int_eq(call("GET", "/global/0", NULL, NULL, NULL, 1, 0), 200);
     ck_assert_int_eq(call("DELETE", "/global/1", NULL, NULL, NULL, 1, 0), 200);
     ck_assert(body_has("scope cleared"));
-    ck_assert_int_eq(call("GET", "/global/rank_0", NULL, NULL, NULL, 1, 0),
-                     404);
+    ck_assert_int_eq(call("GET", "/global/0", NULL, NULL, NULL, 1, 0), 404);
     /* local_a has one member: its DELETE clears it */
     ck_assert_int_eq(call("DELETE", "/local_a/0", NULL, NULL, NULL, 1, 0), 200);
-    ck_assert_int_eq(call("GET", "/local_a/rank_0", NULL, NULL, NULL, 1, 0),
-                     404);
+    ck_assert_int_eq(call("GET", "/local_a/0", NULL, NULL, NULL, 1, 0), 404);
+}
+END_TEST
+
+/* Made-up DELETEs in a sized scope finalise nothing: only the keys that
+ * were put count. */
+START_TEST(bogus_deletes_do_not_finalise)
+{
+    start(2, "a:1,b:1");
+    ck_assert_int_eq(call("PUT", "/global/0", NULL, "addr0", NULL, 1, 0), 200);
+    ck_assert_int_eq(call("DELETE", "/global/x", NULL, NULL, NULL, 1, 0), 404);
+    ck_assert_int_eq(call("DELETE", "/global/1", NULL, NULL, NULL, 1, 0), 404);
+    ck_assert_int_eq(call("DELETE", "/global/y", NULL, NULL, NULL, 1, 0), 404);
+    ck_assert_int_eq(call("GET", "/global/0", NULL, NULL, NULL, 1, 0), 200);
+    ck_assert(body_has("addr0"));
+}
+END_TEST
+
+/* The scopes of hvdrun, the agents and libcollective need the token for
+ * every read and write, from any address; Horovod's keep its model. */
+START_TEST(job_scopes_need_the_token)
+{
+    static const char *paths[] = {"/ring/comm0-0", "/nccl/comm0-blocking",
+                                  "/hvdrun/master_port", "/collective/k",
+                                  "/anything/k"};
+    start(2, "a:1,b:1");
+    for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
+        ck_assert_int_eq(call("PUT", paths[i], NULL, "evil", NULL, 1, 0), 401);
+        ck_assert_int_eq(call("GET", paths[i], NULL, NULL, NULL, 1, 0), 401);
+        ck_assert_int_eq(call("DELETE", paths[i], NULL, NULL, NULL, 1, 0), 401);
+        ck_assert_int_eq(call("PUT", paths[i], "Bearer nope", "x", NULL, 1, 0),
+                         401);
+        ck_assert_int_eq(call("PUT", paths[i], AUTH, "real", NULL, 0, 0), 200);
+        ck_assert_int_eq(call("GET", paths[i], NULL, NULL, NULL, 1, 0), 401);
+        ck_assert_int_eq(call("GET", paths[i], AUTH, NULL, NULL, 0, 0), 200);
+        ck_assert(body_has("real"));
+    }
+    ck_assert_uint_eq(st.kv.nkeys, 5);
+    /* Horovod's scopes: the job's addresses, or the token */
+    ck_assert_int_eq(call("PUT", "/global/0", NULL, "a", NULL, 1, 0), 200);
+    ck_assert_int_eq(call("PUT", "/local_x/0", NULL, "a", NULL, 1, 0), 200);
+    ck_assert_int_eq(call("PUT", "/cross_0/0", NULL, "a", NULL, 1, 0), 200);
+    ck_assert_int_eq(call("PUT", "/global/1", AUTH, "a", NULL, 0, 0), 200);
+    ck_assert_int_eq(call("PUT", "/globalx/1", NULL, "a", NULL, 1, 0), 401);
+}
+END_TEST
+
+/* What the job's addresses may write without the token has a budget of
+ * its own: filling it does not stop the job's own writes. */
+START_TEST(open_writes_cannot_starve_the_job)
+{
+    static char big[KV_MAX_VALUE];
+    char path[64];
+    int i, code = 200;
+
+    start(1, NULL);
+    for (i = 0; code == 200 && i < 1000; i++) {
+        snprintf(path, sizeof(path), "/global/big%d", i);
+        hvdd_request rq = {.method = "PUT",
+                           .path = path,
+                           .body = big,
+                           .body_len = sizeof(big),
+                           .peer_allowed = 1,
+                           .conn_state = &conn_state};
+        free(rs.body);
+        memset(&rs, 0, sizeof(rs));
+        hvdd_handle(&st, &rq, &rs);
+        code = rs.status;
+    }
+    ck_assert_int_eq(code, 507);
+    ck_assert(body_has("without the job token"));
+    ck_assert_int_lt(i, 256); /* it stopped well before the whole store */
+    ck_assert_int_eq(call("PUT", "/ring/comm0-0", AUTH, "addr", NULL, 0, 0),
+                     200);
+    hvdd_request rq = {.method = "PUT",
+                       .path = "/nccl/id",
+                       .auth = AUTH,
+                       .body = big,
+                       .body_len = sizeof(big),
+                       .conn_state = &conn_state};
+    free(rs.body);
+    memset(&rs, 0, sizeof(rs));
+    hvdd_handle(&st, &rq, &rs);
+    ck_assert_int_eq(rs.status, 200);
 }
 END_TEST
 
@@ -453,6 +533,9 @@ suite(void)
     ADD(tc, control_needs_the_token);
     ADD(tc, store_only_for_the_jobs_addresses);
     ADD(tc, horovod_protocol);
+    ADD(tc, bogus_deletes_do_not_finalise);
+    ADD(tc, job_scopes_need_the_token);
+    ADD(tc, open_writes_cannot_starve_the_job);
     ADD(tc, bad_requests);
     ADD(tc, oversized_body_refused);
     ADD(tc, long_poll_waits_then_answers);
