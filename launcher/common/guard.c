@@ -80,7 +80,7 @@ guard_main(int fd, double grace)
 }
 
 int
-guard_start(double grace)
+guard_start(double grace, pid_t *guard)
 {
     int p[2];
     pid_t pid;
@@ -107,6 +107,7 @@ guard_start(double grace)
         guard_main(p[0], grace);
     }
     close(p[0]);
+    *guard = pid;
     return p[1];
 }
 

@@ -6,10 +6,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "descendants.h"
 #include "hvd_exit.h"
 #include "guard.h"
 #include "stop_signals.h"
@@ -33,6 +36,8 @@ typedef struct run {
     out_sink sinks[2];
     sigset_t old_mask;
     int sigfd, guard_fd;
+    pid_t keep[9]; /* not the job's: the guard, then spec->keep */
+    int nkeep;
     int stopping;   /* 0 running, 1 SIGTERM sent, 2 SIGKILL sent */
     double kill_at; /* when stopping == 1: SIGKILL then */
     double start_deadline;
@@ -62,12 +67,29 @@ close_fd(int *fd)
     *fd = -1;
 }
 
+/* Every process below this one but those kept: what the workers left
+ * outside their process groups (setsid), which this process, a child
+ * subreaper, inherits when their parents end. */
+static void
+signal_escaped(run *r, int sig)
+{
+    pid_set left;
+
+    if (descendants_any(r->keep, r->nkeep) == 0 ||
+        descendants_find(r->keep, r->nkeep, &left) != 0)
+        return;
+    for (size_t i = 0; i < left.n; i++)
+        kill(left.v[i], sig);
+    pid_set_release(&left);
+}
+
 static void
 signal_groups(run *r, int sig)
 {
     for (int i = 0; i < r->n; i++)
         if (r->w[i].sp.pid > 0)
             kill(-r->w[i].sp.pid, sig);
+    signal_escaped(r, sig);
 }
 
 static void
@@ -80,10 +102,12 @@ begin_stop(run *r)
     signal_groups(r, SIGTERM);
 }
 
+/* After SIGKILL, output still held after the grace is given up on. */
 static void
 kill_now(run *r)
 {
     r->stopping = 2;
+    r->kill_at = hvd_mono_now() + r->spec->kill_grace;
     signal_groups(r, SIGKILL);
 }
 
@@ -283,7 +307,7 @@ poll_timeout(run *r)
 {
     double t = -1, d;
 
-    if (r->stopping == 1)
+    if (r->stopping) /* SIGKILL, or giving up on held output, then */
         t = r->kill_at;
     if (r->start_deadline > 0 && (t < 0 || r->start_deadline < t))
         t = r->start_deadline;
@@ -331,18 +355,47 @@ check_start(run *r)
     begin_stop(r);
 }
 
+/* Says which process keeps rank i's output open now that the rank ended. */
+static void
+name_holders(run *r, int i, pid_set *left)
+{
+    int fds[2] = {r->w[i].sp.out_fd, r->w[i].sp.err_fd};
+    struct stat st;
+    char cmd[160];
+
+    for (int k = 0; k < 2; k++) {
+        if (fds[k] < 0 || fstat(fds[k], &st) != 0)
+            continue;
+        for (size_t j = 0; j < left->n; j++)
+            if (proc_holds(left->v[j], st.st_ino)) {
+                proc_command(left->v[j], cmd, sizeof(cmd));
+                fprintf(stderr,
+                        "hvdrun: rank %d exited, but pid %d (%s) still holds "
+                        "its %s: stopping it\n",
+                        rank_of(r, i), (int)left->v[j], cmd,
+                        k ? "stderr" : "stdout");
+            }
+    }
+}
+
 static void
 check_timers(run *r)
 {
     if (r->start_deadline > 0)
         check_start(r);
     /* Every worker is gone but something they started holds the pipes:
-     * stop their process groups as a failure would. */
-    if (r->unreaped == 0 && !r->stopping && open_fds(r) > 0)
+     * stop it as a failure would, saying what it is. */
+    if (r->unreaped == 0 && !r->stopping && open_fds(r) > 0) {
+        pid_set left;
+        if (descendants_find(r->keep, r->nkeep, &left) == 0) {
+            for (int i = 0; i < r->n; i++)
+                name_holders(r, i, &left);
+            pid_set_release(&left);
+        }
         begin_stop(r);
+    }
     if (r->stopping == 1 && hvd_mono_now() >= r->kill_at) {
         kill_now(r);
-        r->kill_at = hvd_mono_now() + r->spec->kill_grace;
     } else if (r->stopping == 2 && r->unreaped == 0 &&
                hvd_mono_now() >= r->kill_at) {
         /* Escaped the groups (setsid): stop waiting for their output. */
@@ -393,6 +446,61 @@ loop(run *r)
     }
     free(p);
     free(idx);
+}
+
+/* Names a leftover and sends it SIGTERM, once. */
+static void
+stop_one(pid_set *told, pid_t pid)
+{
+    int rank = proc_rank(pid);
+    char cmd[160];
+
+    if (pid_set_has(told, pid))
+        return;
+    proc_command(pid, cmd, sizeof(cmd));
+    if (rank >= 0)
+        fprintf(stderr,
+                "hvdrun: stopping pid %d (%s), left running by rank %d\n",
+                (int)pid, cmd, rank);
+    else
+        fprintf(stderr,
+                "hvdrun: stopping pid %d (%s), left running by the job\n",
+                (int)pid, cmd);
+    kill(pid, SIGTERM);
+    pid_set_add(told, pid); /* out of memory: named twice, no worse */
+}
+
+/* Processes the workers left running with their output elsewhere (a
+ * daemon): stopped with the job, each named, with SIGTERM, then after the
+ * grace SIGKILL, then given up on 2 s later. Rescanned every 20 ms: a
+ * process is found below this one only once its parents have ended. */
+static void
+stop_leftovers(run *r)
+{
+    pid_set told = {0}, left;
+    double until = hvd_mono_now() + r->spec->kill_grace;
+    int killed = 0;
+
+    for (;;) {
+        while (waitpid(-1, NULL, WNOHANG) > 0)
+            ;
+        if (descendants_any(r->keep, r->nkeep) == 0)
+            break;
+        if (descendants_find(r->keep, r->nkeep, &left) == 0) {
+            for (size_t i = 0; !killed && i < left.n; i++)
+                stop_one(&told, left.v[i]);
+            pid_set_release(&left);
+        }
+        if (hvd_mono_now() >= until) {
+            if (killed)
+                break;
+            signal_escaped(r, SIGKILL);
+            killed = 1;
+            until = hvd_mono_now() + 2;
+        }
+        poll(NULL, 0, 20);
+    }
+    pid_set_release(&told);
 }
 
 static int
@@ -474,7 +582,9 @@ release(run *r)
     out_sink_release(&r->sinks[0]);
     out_sink_release(&r->sinks[1]);
     close_fd(&r->sigfd);
-    close_fd(&r->guard_fd);
+    close_fd(&r->guard_fd); /* no group left: the guard exits */
+    if (r->nkeep > 0 && r->keep[0] > 0)
+        waitpid(r->keep[0], NULL, 0);
     sigprocmask(SIG_SETMASK, &r->old_mask, NULL);
     free(r->w);
 }
@@ -492,8 +602,14 @@ worker_group_run(const worker_group_spec *spec)
     out_sink_init(&r.sinks[0], STDOUT_FILENO);
     out_sink_init(&r.sinks[1], STDERR_FILENO);
     r.guard_fd = -1;
+    /* what a worker starts and leaves, even after setsid(), stays below
+     * this process, to be stopped with the job */
+    prctl(PR_SET_CHILD_SUBREAPER, 1);
+    r.nkeep = 1; /* keep[0]: the guard, once started */
+    for (int i = 0; i < spec->nkeep && i < 8; i++)
+        r.keep[r.nkeep++] = spec->keep[i];
     if ((r.w = calloc(r.n, sizeof(*r.w))) == NULL || setup_signals(&r) != 0 ||
-        (r.guard_fd = guard_start(spec->kill_grace)) < 0) {
+        (r.guard_fd = guard_start(spec->kill_grace, &r.keep[0])) < 0) {
         fprintf(stderr, "hvdrun: cannot set up the job: %s\n", strerror(errno));
         release(&r);
         return HVD_EXIT_LAUNCH;
@@ -509,6 +625,7 @@ worker_group_run(const worker_group_spec *spec)
         begin_stop(&r);
     }
     loop(&r);
+    stop_leftovers(&r);
     code = exit_code(&r);
     release(&r);
     return code;

@@ -218,6 +218,8 @@ run(settings *s, const envlist *base, worker_net *net)
         return envs ? code : HVD_EXIT_LAUNCH;
     }
     spec.events_fd = rv.events_fd;
+    spec.keep = &rv.pid; /* hvdd is not one of the job's workers */
+    spec.nkeep = 1;
     code = HVD_EXIT_LAUNCH;
     for (i = 0; envs && i < s->plan.size; i++) {
         if (worker_env_rank(&envs[i], base, &s->plan, &s->hosts, i, net))

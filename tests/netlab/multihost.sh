@@ -122,6 +122,22 @@ check "remote failure: hvdd's view of every rank's end" \
     grep -q "^hvdrun: hvdd's view: 6 ranks; .*exit 7: rank 3 on ${ADDR[1]}" "$TMP/err"
 check "remote failure: no process left on any host" lab_clean_within 10
 
+# --- daemons that remote ranks leave behind (setsid, output detached) are
+# --- stopped with the job by each host's agent ---
+rm -f daemon.*
+hvd -H "$H" --kill-grace 1 sh -c 'f=$PWD/daemon.$HOROVOD_RANK
+    setsid -f sh -c "echo \$\$ >$f.new; mv $f.new $f; exec sleep 115" </dev/null >/dev/null 2>&1
+    for i in $(seq 500); do [ -s "$f" ] && break; sleep 0.01; done # '"$MARK"
+check "remote daemons: exit 0" [ "$RC" -eq 0 ]
+check "remote daemons: every rank started one" [ "$(ls daemon.* 2>/dev/null | wc -l)" -eq 6 ]
+alive=0
+for f in daemon.*; do kill -0 "$(cat "$f")" 2>/dev/null && alive=$((alive + 1)); done
+check "remote daemons: none alive when hvdrun returns ($alive)" [ "$alive" -eq 0 ]
+check "remote daemons: rank 3's named by its agent" \
+    grep -q "stopping pid $(cat daemon.3) (.*), left running by rank 3" "$TMP/err"
+check "remote daemons: nothing left on any host" lab_clean_within 10
+for f in daemon.*; do kill -KILL "$(cat "$f")" 2>/dev/null; done
+
 # --- SIGINT and SIGKILL of hvdrun mid-job ---
 for sig in INT KILL; do
     start_job

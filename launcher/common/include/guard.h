@@ -9,8 +9,10 @@
 
 #include <sys/types.h>
 
-/* Forks the guard. Returns the write end of its pipe, or -1. */
-int guard_start(double grace_seconds);
+/* Forks the guard. Returns the write end of its pipe (closing it with no
+ * group registered lets the guard exit at once; reap it by *pid), or
+ * -1. */
+int guard_start(double grace_seconds, pid_t *pid);
 /* Registers / forgets a process group. Errors are ignored: the guard is a
  * safety net, and the workers' PDEATHSIG remains. */
 void guard_add(int fd, pid_t pgid);

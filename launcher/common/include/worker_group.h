@@ -4,6 +4,8 @@
 #ifndef HVD_WORKER_GROUP_H
 #define HVD_WORKER_GROUP_H
 
+#include <sys/types.h>
+
 #include "hostlist.h"
 #include "plan.h"
 
@@ -21,6 +23,10 @@ typedef struct worker_group_spec {
      * for an agent from the launcher; EOF says that sender is gone. */
     int events_fd;
     const char *events_eof; /* why EOF on events_fd stops the job */
+    /* children of this process that are not the job's (hvdd): never
+     * stopped with the workers' leftovers */
+    const pid_t *keep;
+    int nkeep;
     /* told of each worker's end (its wait status), or NULL */
     void (*on_worker_end)(void *arg, int rank, int pid, int status);
     void *on_worker_end_arg;
