@@ -3,8 +3,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -215,12 +217,40 @@ job_state(hvdd_state *st, const hvdd_opts *o, char *token)
     return 0;
 }
 
+/* Whatever stopping takes (held requests to answer, a stuck library),
+ * hvdd is gone this many seconds after it was told to stop. */
+static void *
+watchdog(void *arg)
+{
+    sleep((unsigned)(uintptr_t)arg);
+    _exit(HVD_EXIT_OK);
+}
+
+static void
+stop_within(unsigned seconds)
+{
+    pthread_t t;
+
+    if (pthread_create(&t, NULL, watchdog, (void *)(uintptr_t)seconds) == 0)
+        pthread_detach(t);
+}
+
 static int
 run(hvdd_opts *o)
 {
     char token[HVDD_TOKEN_LEN + 1], err[600];
-    hvdd_server_opts so = {o->addr,  o->port, o->listen_fd, o->allow, 16384,
-                           on_abort, o};
+    /* a job's own clients from one address: a few per rank (a host's
+     * ranks share its address), and standalone rendezvous of thousands
+     * on one host; any one address gets no more */
+    unsigned per_addr = o->size > 64 ? 2 * (unsigned)o->size + 64 : 192;
+    hvdd_server_opts so = {.addr = o->addr,
+                           .port = o->port,
+                           .listen_fd = o->listen_fd,
+                           .allow = o->allow,
+                           .max_conns = 16384,
+                           .per_addr = per_addr,
+                           .on_abort = on_abort,
+                           .arg = o};
     hvdd_server *srv = NULL;
     hvdd_state st;
     int sigfd = -1, port = 0, report_fd = -1, code;
@@ -254,6 +284,7 @@ run(hvdd_opts *o)
     if (o->debug)
         say("serving a job of %ld ranks on %s:%d", o->size, o->addr, port);
     serve(sigfd, o->token_stdin);
+    stop_within(2);
 out:
     hvdd_server_stop(srv);
     hvdd_state_release(&st);

@@ -2,9 +2,11 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <microhttpd.h>
 #include <netdb.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,8 +16,15 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "gate.h"
 #include "hmap.h"
 #include "hvd_clock.h"
+
+/* How long a connection has to send a request's headers, from its accept
+ * or its previous response: a slowloris gets this long, not minutes. */
+#define HEADER_SECONDS 10.0
+/* Descriptors hvdd keeps for itself beside its connections. */
+#define OWN_FDS 128
 
 /* One request's state, kept across the handler's calls and across waits. */
 typedef struct conn {
@@ -48,6 +57,9 @@ struct hvdd_server {
     conn *held;    /* list of every held request */
     hmap by_event; /* event -> first conn held for it */
     int abort_told;
+    unsigned ticks;  /* of the timer, every 50 ms */
+    hvdd_gate *gate; /* the caps and the header deadline */
+    int spare_fd;    /* given up to accept (and drop) at the fd limit */
 };
 
 /* Lets go of a held request; MHD calls the handler again for it. */
@@ -144,6 +156,8 @@ timer_main(void *arg)
             return NULL;
         }
         double t = hvd_mono_now();
+        if (++s->ticks % 10 == 0)
+            hvdd_gate_expire(s->gate, t);
         for (conn *c = s->held, *next; c; c = next) {
             next = c->next;
             if (c->deadline <= t) {
@@ -210,27 +224,80 @@ send_response(struct MHD_Connection *mc, hvdd_response *rs)
     return ok;
 }
 
-/* First call: refuse an oversized body before reading it. */
+static int
+conn_fd(struct MHD_Connection *mc)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(mc, MHD_CONNECTION_INFO_CONNECTION_FD);
+
+    return ci ? ci->connect_fd : -1;
+}
+
+/* The request as hvdd_handle and hvdd_access see it. */
+static hvdd_request
+request_of(hvdd_server *s, struct MHD_Connection *mc, const conn *c,
+           const char *url, const char *method, char *host, size_t hostlen)
+{
+    const char *peer = peer_address(mc, host, hostlen);
+    hvdd_request rq = {
+        .method = method,
+        .path = url,
+        .wait = MHD_lookup_connection_value(mc, MHD_GET_ARGUMENT_KIND, "wait"),
+        .auth = MHD_lookup_connection_value(mc, MHD_HEADER_KIND,
+                                            MHD_HTTP_HEADER_AUTHORIZATION),
+        .body = c->body,
+        .body_len = c->too_big ? HVDD_MAX_BODY + 1 : c->len,
+        .peer_allowed = peer_allowed(s, peer),
+        .peer = peer,
+        .deadline_passed = c->deadline_passed,
+        .conn_state = (int *)&c->conn_state,
+        .now = hvd_mono_now(),
+    };
+    return rq;
+}
+
 static enum MHD_Result
-first_call(struct MHD_Connection *mc, void **con_cls)
+refuse(struct MHD_Connection *mc, int status, const char *why)
+{
+    hvdd_response rs = {.status = status, .content_type = "text/plain"};
+
+    rs.body = strdup(why);
+    rs.len = rs.body ? strlen(rs.body) : 0;
+    return send_response(mc, &rs);
+}
+
+/* First call, once the headers are in: who may ask is decided now,
+ * before any byte of a body is read (an unfinished upload from a refused
+ * address cost hvdd its 1 MiB), and an oversized body is refused. */
+static enum MHD_Result
+first_call(hvdd_server *s, struct MHD_Connection *mc, const char *url,
+           const char *method, void **con_cls)
 {
     const char *cl =
         MHD_lookup_connection_value(mc, MHD_HEADER_KIND, "Content-Length");
     conn *c = calloc(1, sizeof(*c));
+    char host[INET6_ADDRSTRLEN + 8];
+    hvdd_response rs = {0};
+    int who;
 
+    hvdd_gate_headers_in(s->gate, conn_fd(mc));
     if (c == NULL)
         return MHD_NO;
     c->mc = mc;
     c->conn_state = -1;
     *con_cls = c;
-    if (cl && strtoull(cl, NULL, 10) > HVDD_MAX_BODY) {
-        hvdd_response rs = {0};
-        c->too_big = 1;
-        rs.status = 413;
-        rs.content_type = "text/plain";
-        rs.body = strdup("request body too large\n");
-        rs.len = rs.body ? strlen(rs.body) : 0;
+    hvdd_request rq = request_of(s, mc, c, url, method, host, sizeof(host));
+    pthread_mutex_lock(&s->mu);
+    who = s->stopping ? 0 : hvdd_access(s->st, &rq, &rs);
+    pthread_mutex_unlock(&s->mu);
+    if (who < 0) {
+        c->too_big = 1; /* nothing of a body is kept */
         return send_response(mc, &rs);
+    }
+    free(rs.body);
+    if (cl && strtoull(cl, NULL, 10) > HVDD_MAX_BODY) {
+        c->too_big = 1;
+        return refuse(mc, 413, "request body too large\n");
     }
     return MHD_YES;
 }
@@ -269,7 +336,7 @@ handler(void *cls, struct MHD_Connection *mc, const char *url,
 
     (void)version;
     if (c == NULL)
-        return first_call(mc, con_cls);
+        return first_call(s, mc, url, method, con_cls);
     if (*upload_data_size > 0) {
         if (take_upload(c, upload_data, *upload_data_size) != 0)
             return MHD_NO;
@@ -277,21 +344,7 @@ handler(void *cls, struct MHD_Connection *mc, const char *url,
         return MHD_YES;
     }
     char host[INET6_ADDRSTRLEN + 8];
-    const char *peer = peer_address(mc, host, sizeof(host));
-    hvdd_request rq = {
-        .method = method,
-        .path = url,
-        .wait = MHD_lookup_connection_value(mc, MHD_GET_ARGUMENT_KIND, "wait"),
-        .auth = MHD_lookup_connection_value(mc, MHD_HEADER_KIND,
-                                            MHD_HTTP_HEADER_AUTHORIZATION),
-        .body = c->body,
-        .body_len = c->too_big ? HVDD_MAX_BODY + 1 : c->len,
-        .peer_allowed = peer_allowed(s, peer),
-        .peer = peer,
-        .deadline_passed = c->deadline_passed,
-        .conn_state = &c->conn_state,
-        .now = hvd_mono_now(),
-    };
+    hvdd_request rq = request_of(s, mc, c, url, method, host, sizeof(host));
     pthread_mutex_lock(&s->mu);
     if (s->stopping) {
         rs.status = 503;
@@ -331,11 +384,11 @@ static void
 completed(void *cls, struct MHD_Connection *mc, void **con_cls,
           enum MHD_RequestTerminationCode toe)
 {
+    hvdd_server *s = cls;
     conn *c = *con_cls;
 
-    (void)cls;
-    (void)mc;
     (void)toe;
+    hvdd_gate_request_done(s->gate, conn_fd(mc), hvd_mono_now());
     if (c == NULL)
         return;
     free(c->body);
@@ -343,15 +396,47 @@ completed(void *cls, struct MHD_Connection *mc, void **con_cls,
     *con_cls = NULL;
 }
 
+/* libmicrohttpd's start and end of a connection: the gate counts it
+ * from accept until the end. */
 static void
-raise_fd_limit(unsigned want)
+connection_event(void *cls, struct MHD_Connection *mc, void **socket_context,
+                 enum MHD_ConnectionNotificationCode what)
+{
+    hvdd_server *s = cls;
+
+    if (what == MHD_CONNECTION_NOTIFY_STARTED)
+        *socket_context = (void *)hvdd_gate_started(s->gate, conn_fd(mc));
+    else if (what == MHD_CONNECTION_NOTIFY_CLOSED)
+        hvdd_gate_closed(s->gate, (uintptr_t)*socket_context);
+}
+
+/* The descriptor limit, raised as far as allowed towards what want
+ * connections need: the connection cap is derived from what it is. */
+static int
+fd_limit(unsigned want)
 {
     struct rlimit rl;
 
-    if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur >= want + 64)
-        return;
-    rl.rlim_cur = rl.rlim_max < want + 64 ? rl.rlim_max : want + 64;
-    setrlimit(RLIMIT_NOFILE, &rl);
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
+        return 1024;
+    if (rl.rlim_cur < want + OWN_FDS) {
+        rl.rlim_cur =
+            rl.rlim_max < want + OWN_FDS ? rl.rlim_max : want + OWN_FDS;
+        if (setrlimit(RLIMIT_NOFILE, &rl) != 0)
+            getrlimit(RLIMIT_NOFILE, &rl);
+    }
+    return rl.rlim_cur > (1u << 20) ? 1 << 20 : (int)rl.rlim_cur;
+}
+
+/* Connections at once: what was asked, within the limit less what hvdd
+ * needs for itself (half the limit when it is small). */
+static unsigned
+connection_cap(int limit, unsigned want)
+{
+    unsigned room =
+        limit > 2 * OWN_FDS ? (unsigned)(limit - OWN_FDS) : (unsigned)limit / 2;
+
+    return want < room ? want : room;
 }
 
 /* The listening socket: the launcher's, or one bound here. Returns it, or
@@ -408,25 +493,64 @@ out:
  * left unread, and a third of 127 resumed long-polls never called back.
  * Poll mode with our own accept served every case, and 4096 clients in
  * 0.4 s (tests/bench/rendezvous), so that is what runs. */
+/* Out of descriptors: the spare one makes room to accept the next
+ * caller and drop it, so that the backlog drains and accept does not
+ * spin on EMFILE; then a pause. */
+static void
+shed(hvdd_server *s)
+{
+    int fd;
+
+    if (s->spare_fd >= 0) {
+        close(s->spare_fd);
+        if ((fd = accept4(s->listen_fd, NULL, NULL, SOCK_CLOEXEC)) >= 0)
+            close(fd);
+        s->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    }
+    poll(NULL, 0, 10);
+}
+
+/* The caller's numeric address (IPv4-mapped shown as IPv4). */
+static const char *
+address_of(const struct sockaddr_storage *ss, socklen_t len, char *host,
+           size_t size)
+{
+    if (getnameinfo((const struct sockaddr *)ss, len, host, size, NULL, 0,
+                    NI_NUMERICHOST) != 0)
+        return "?";
+    return strncmp(host, "::ffff:", 7) == 0 ? host + 7 : host;
+}
+
 static void *
 accept_main(void *arg)
 {
     hvdd_server *s = arg;
     struct sockaddr_storage ss;
+    char host[INET6_ADDRSTRLEN + 8];
 
     for (;;) {
         socklen_t len = sizeof(ss);
         int fd = accept4(s->listen_fd, (struct sockaddr *)&ss, &len,
                          SOCK_CLOEXEC | SOCK_NONBLOCK);
+        if (fd < 0 && (errno == EMFILE || errno == ENFILE)) {
+            shed(s);
+            continue;
+        }
         if (fd < 0) {
-            if (errno == EINTR || errno == ECONNABORTED || errno == EMFILE ||
-                errno == ENFILE)
+            if (errno == EINTR || errno == ECONNABORTED)
                 continue;
             return NULL; /* shut down */
         }
+        if (!hvdd_gate_admit(s->gate, fd,
+                             address_of(&ss, len, host, sizeof(host)),
+                             hvd_mono_now())) {
+            close(fd); /* over a cap: it never reaches MHD */
+            continue;
+        }
+        /* on failure MHD has closed fd already */
         if (MHD_add_connection(s->d, fd, (struct sockaddr *)&ss, len) !=
             MHD_YES)
-            close(fd); /* MHD closes it on most failures; harmless */
+            hvdd_gate_drop(s->gate, fd);
     }
 }
 
@@ -437,6 +561,8 @@ hvdd_server_start(hvdd_state *st, const hvdd_server_opts *o, int *port,
     hvdd_server *s = calloc(1, sizeof(*s));
     unsigned flags = MHD_USE_POLL_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME |
                      MHD_USE_NO_LISTEN_SOCKET | MHD_USE_ITC;
+    unsigned cap, per_addr;
+    int limit;
 
     if (s == NULL) {
         snprintf(err, errlen, "out of memory");
@@ -445,19 +571,32 @@ hvdd_server_start(hvdd_state *st, const hvdd_server_opts *o, int *port,
     s->st = st;
     s->o = *o;
     s->listen_fd = -1;
+    s->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
     hvdd_hmap_init(&s->by_event);
     pthread_mutex_init(&s->mu, NULL);
     pthread_cond_init(&s->wake, NULL);
     if ((s->listen_fd = open_listener(o, port, err, errlen)) < 0)
         goto fail;
-    raise_fd_limit(o->max_conns);
+    limit = fd_limit(o->max_conns);
+    cap = connection_cap(limit, o->max_conns);
+    /* one address never takes more than half: the others keep room */
+    per_addr = o->per_addr < cap / 2 ? o->per_addr : cap / 2 ? cap / 2 : 1;
+    if ((s->gate = hvdd_gate_new(cap, per_addr, HEADER_SECONDS, limit)) ==
+        NULL) {
+        snprintf(err, errlen, "out of memory");
+        goto fail;
+    }
     /* Limits set on purpose: MHD's defaults (1020 connections, no idle
-     * timeout, 32 KiB a connection) break a rendezvous of thousands. */
+     * timeout, 32 KiB a connection) break a rendezvous of thousands.
+     * The gate keeps MHD below its own limit, at which 0.9.75 deadlocked
+     * (its thread waited on a lock it held, and SIGTERM no longer
+     * worked). */
     s->d = MHD_start_daemon(
-        flags, 0, NULL, NULL, handler, s, MHD_OPTION_CONNECTION_LIMIT,
-        o->max_conns, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)130,
+        flags, 0, NULL, NULL, handler, s, MHD_OPTION_CONNECTION_LIMIT, cap + 64,
+        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)130,
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)8192,
-        MHD_OPTION_NOTIFY_COMPLETED, completed, s, MHD_OPTION_END);
+        MHD_OPTION_NOTIFY_COMPLETED, completed, s, MHD_OPTION_NOTIFY_CONNECTION,
+        connection_event, s, MHD_OPTION_END);
     if (s->d == NULL) {
         snprintf(err, errlen, "cannot start the HTTP server: %s",
                  strerror(errno));
@@ -504,6 +643,9 @@ hvdd_server_stop(hvdd_server *s)
             nanosleep(&ts, NULL);
         MHD_stop_daemon(s->d);
     }
+    hvdd_gate_free(s->gate);
+    if (s->spare_fd >= 0)
+        close(s->spare_fd);
     hvdd_hmap_release(&s->by_event, NULL);
     pthread_cond_destroy(&s->wake);
     pthread_mutex_destroy(&s->mu);

@@ -14,7 +14,9 @@ typedef struct hvdd_server_opts {
     int port;           /* 0: ephemeral */
     int listen_fd;      /* >= 0: serve this bound, listening socket */
     const char **allow; /* addresses that may use the store, NULL-ended */
-    unsigned max_conns;
+    unsigned max_conns; /* connections at once, at most (the descriptor
+                           limit may allow fewer) */
+    unsigned per_addr;  /* of them from one address */
     /* Called (under the server's lock) when the job aborts. */
     void (*on_abort)(void *arg, const char *reason);
     void *arg;

@@ -118,33 +118,24 @@ log_line(hvdd_state *st, const char *fmt, const char *a, const char *b)
     st->log(st->log_arg, line);
 }
 
-void
-hvdd_handle(hvdd_state *st, const hvdd_request *rq, hvdd_response *rs)
+int
+hvdd_access(hvdd_state *st, const hvdd_request *rq, hvdd_response *rs)
 {
-    if (rq->body_len > HVDD_MAX_BODY) {
-        hvdd_reply_text(rs, 413, "request body larger than %d bytes",
-                        HVDD_MAX_BODY);
-        return;
-    }
     if (strncmp(rq->path, "/v1/", 4) == 0) {
-        if (!token_ok(st, rq->auth)) {
-            log_line(st, "refused %s %s: missing or wrong token", rq->method,
-                     rq->path);
-            hvdd_reply_text(rs, 401, "missing or wrong job token");
-            return;
-        }
-        hvdd_control_route(st, rq, rs);
-        return;
+        if (token_ok(st, rq->auth))
+            return KV_JOB;
+        log_line(st, "refused %s %s: missing or wrong token", rq->method,
+                 rq->path);
+        hvdd_reply_text(rs, 401, "missing or wrong job token");
+        return -1;
     }
-    if (token_ok(st, rq->auth) || !hvdd_kv_path_ok(rq->path)) {
-        hvdd_kv_route(st, rq, rs, KV_JOB); /* a bad path: 400, no change */
-        return;
-    }
+    if (token_ok(st, rq->auth) || !hvdd_kv_path_ok(rq->path))
+        return KV_JOB; /* a bad path gets its 400, and changes nothing */
     if (!horovod_scope(rq->path)) {
         log_line(st, "refused %s %s: missing or wrong token", rq->method,
                  rq->path);
         hvdd_reply_text(rs, 401, "this scope needs the job token");
-        return;
+        return -1;
     }
     /* the job's other hosts: every address their agents reported */
     if (!rq->peer_allowed &&
@@ -152,7 +143,25 @@ hvdd_handle(hvdd_state *st, const hvdd_request *rq, hvdd_response *rs)
         log_line(st, "refused %s %s: address not in the job", rq->method,
                  rq->path);
         hvdd_reply_text(rs, 403, "this address is not one of the job's hosts");
+        return -1;
+    }
+    return KV_OPEN;
+}
+
+void
+hvdd_handle(hvdd_state *st, const hvdd_request *rq, hvdd_response *rs)
+{
+    int who;
+
+    if (rq->body_len > HVDD_MAX_BODY) {
+        hvdd_reply_text(rs, 413, "request body larger than %d bytes",
+                        HVDD_MAX_BODY);
         return;
     }
-    hvdd_kv_route(st, rq, rs, KV_OPEN);
+    if ((who = hvdd_access(st, rq, rs)) < 0)
+        return;
+    if (strncmp(rq->path, "/v1/", 4) == 0)
+        hvdd_control_route(st, rq, rs);
+    else
+        hvdd_kv_route(st, rq, rs, (kv_writer)who);
 }

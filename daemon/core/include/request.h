@@ -55,6 +55,13 @@ int hvdd_state_init(hvdd_state *st, int size, const char *hosts_spec,
                     const char *token, char *err, size_t errlen);
 void hvdd_state_release(hvdd_state *st);
 
+/* Who may make rq (its body aside): KV_JOB (it carries the job token,
+ * or its path is bad and will get 400), KV_OPEN (a Horovod scope, from
+ * one of the job's addresses), or -1 with the refusal (401 or 403) in rs,
+ * logged. The server asks as soon as the headers are in, before it reads
+ * any body; hvdd_handle asks again. */
+int hvdd_access(hvdd_state *st, const hvdd_request *rq, hvdd_response *rs);
+
 /* Fills rs (which the caller zeroes first and frees rs->body after). */
 void hvdd_handle(hvdd_state *st, const hvdd_request *rq, hvdd_response *rs);
 
