@@ -21,16 +21,20 @@ served() {
 }
 stop() { [ -n "${1:-}" ] && kill "$1" 2>/dev/null; wait "$1" 2>/dev/null; }
 
-# --- a 4-rank job's hvdd flooded with 20000 connections ---
+# --- a 4-rank job's hvdd under a flood of 10000 connections and a
+# --- slowloris of 10000 more ---
 P=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 timeout -k 5 90 "$HVDRUN" --rendezvous-port "$P" -np 4 sh -c \
     'sleep 3; exec "$0" stream "$1"' "$CHECK" "$MARK" >"$TMP/out" 2>"$TMP/err" &
 JOB=$!
 hvdd_of_job() { HV=$(ss -Hltnp "sport = :$P" | grep -o 'pid=[0-9]*' | head -1 | cut -d= -f2); [ -n "$HV" ]; }
 check "flood: the job's hvdd listens" within 10 hvdd_of_job
-"$FLOOD" "$P" open 20000 20 $STRANGERS >"$TMP/flood" 2>&1 &
+"$FLOOD" "$P" open 10000 20 $STRANGERS >"$TMP/flood" 2>&1 &
 F=$!
+"$FLOOD" "$P" slow 10000 20 $STRANGERS >"$TMP/flood.slow" 2>&1 &
+FS=$!
 check "flood: the connections went" within 15 grep -q '^opened' "$TMP/flood"
+check "flood: the slowloris too" within 15 grep -q '^opened' "$TMP/flood.slow"
 check "flood: a real client is served within 1 s" served "$P"
 maxrss=0
 for ((i = 0; i < 300; i++)); do # 60 s at most
@@ -42,7 +46,8 @@ done
 wait "$JOB"
 RC=$?
 stop "$F"
-check "flood: $(sed -n 1p "$TMP/flood")" grep -q '^opened [0-9]* of 20000' "$TMP/flood"
+stop "$FS"
+check "flood: $(sed -n 1p "$TMP/flood")" grep -q '^opened [0-9]* of 10000' "$TMP/flood"
 check "flood: the job finished (exit $RC)" \
     [ "$RC" -eq 0 -a "$(grep -c 'checks passed$' "$TMP/out")" -eq 4 ]
 check "flood: hvdd stayed under 128 MiB (peak $((maxrss / 1024)) MiB)" [ "$maxrss" -lt 131072 ]
