@@ -24,6 +24,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <openssl/rand.h>
+
 #include "ring_shake.h"
 #include "tcp_ring.h"
 
@@ -33,7 +35,9 @@ typedef struct {
     struct timespec deadline;
     int loopback;     /* the interface is: every rank is on this host */
     const char *what; /* the collective that connects, for errors */
-    ring_chords set;  /* the chords being connected */
+    int with_ring;    /* the round makes the ring's two streams */
+    int with_chords;  /* and the chords of set */
+    ring_chords set;
     char *err;
     size_t errlen;
 } setup;
@@ -132,15 +136,17 @@ ring_stream_options(int fd)
     fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
 }
 
-/* Listens on the interface's address and publishes "address port"
- * (also in value, for the handshake) under <prefix>-<rank><tag>. */
+/* Listens on the interface's address and publishes "address port
+ * nonce" under <prefix>-<rank><tag>: value gets "address port" and ns a
+ * fresh nonce, for the handshake. */
 static int
 listen_and_publish(setup *s, const char *tag, int *out, char *value,
-                   size_t vlen)
+                   size_t vlen, unsigned char ns[SHAKE_NONCE])
 {
     struct sockaddr_storage a = {0};
     socklen_t alen = sizeof(a);
     char host[INET6_ADDRSTRLEN], serv[16], key[160];
+    char text[96 + 2 * SHAKE_NONCE + 2];
     const char *iface = s->g->iface;
     int fd;
 
@@ -166,9 +172,14 @@ listen_and_publish(setup *s, const char *tag, int *out, char *value,
         return fail(s, "cannot listen on '%s': %s", iface, strerror(e));
     }
     *out = fd;
+    if (RAND_bytes(ns, SHAKE_NONCE) != 1)
+        return fail(s, "no random bytes for the handshake's nonce");
     snprintf(value, vlen, "%s %s", host, serv);
+    snprintf(text, sizeof(text), "%s ", value);
+    for (int i = 0; i < SHAKE_NONCE; i++)
+        snprintf(text + strlen(text), 3, "%02x", ns[i]);
     snprintf(key, sizeof(key), "%s-%d%s", s->g->prefix, s->g->rank, tag);
-    if (hvdd_client_put(s->kv, "ring", key, value, strlen(value)) != 0)
+    if (hvdd_client_put(s->kv, "ring", key, text, strlen(text)) != 0)
         return fail(s, "publishing %s: %s", key, hvdd_client_error(s->kv));
     return 0;
 }
@@ -179,6 +190,7 @@ static int
 lookup(setup *s, int r, const char *tag, shake_out *o)
 {
     char key[160], *data = NULL, host[INET6_ADDRSTRLEN], serv[16];
+    char nonce[2 * SHAKE_NONCE + 1];
     size_t len;
     int rc;
 
@@ -191,10 +203,16 @@ lookup(setup *s, int r, const char *tag, shake_out *o)
     if (rc != 0)
         return fail(s, "rank %d's address (key %s): %s", r, key,
                     hvdd_client_error(s->kv));
-    rc = sscanf(data, "%45s %15s", host, serv);
+    rc = sscanf(data, "%45s %15s %32s", host, serv, nonce);
     free(data);
-    if (rc != 2)
+    if (rc != 3 || strlen(nonce) != 2 * SHAKE_NONCE)
         return fail(s, "rank %d published no address", r);
+    for (int i = 0; i < SHAKE_NONCE; i++) {
+        unsigned v;
+        if (sscanf(nonce + 2 * i, "%2x", &v) != 1)
+            return fail(s, "rank %d published no address", r);
+        o->ns[i] = (unsigned char)v;
+    }
     o->peer = r;
     snprintf(o->addr, sizeof(o->addr), "%s %s", host, serv);
     snprintf(o->name, o->namelen, "rank %d (%s:%s)", r, host, serv);
@@ -204,14 +222,15 @@ lookup(setup *s, int r, const char *tag, shake_out *o)
 /* The round of handshakes on listener (published as addr). */
 static int
 run_round(setup *s, const char *tag, int listener, const char *addr,
-          shake_out *out, int nout, int accepts, int (*wanted)(void *, int),
-          int *(*slot)(void *, int), void *arg)
+          const unsigned char *ns, shake_out *out, int nout, int accepts,
+          int (*wanted)(void *, int), int *(*slot)(void *, int), void *arg)
 {
     shake_round r = {.g = s->g,
                      .secret = s->g->secret,
                      .tag = tag,
                      .listener = listener,
                      .addr = addr,
+                     .ns = ns,
                      .out = out,
                      .nout = nout,
                      .accepts = accepts,
@@ -235,49 +254,6 @@ start(setup *s, tcp_ring *g, const char *what, char *err, size_t errlen)
         s->deadline.tv_sec++;
         s->deadline.tv_nsec -= 1000000000L;
     }
-}
-
-static int
-is_left(void *arg, int rank)
-{
-    const tcp_ring *g = arg;
-
-    return rank == (g->rank + g->size - 1) % g->size;
-}
-
-static int *
-left_slot(void *arg, int rank)
-{
-    (void)rank;
-    return &((tcp_ring *)arg)->left;
-}
-
-int
-ring_connect(tcp_ring *g, const char *what, char *err, size_t errlen)
-{
-    int right = (g->rank + 1) % g->size,
-        left = (g->rank + g->size - 1) % g->size;
-    shake_out out = {.fd = &g->right,
-                     .name = g->right_name,
-                     .namelen = sizeof(g->right_name)};
-    char addr[96];
-    setup s;
-    int listener = -1, r;
-
-    start(&s, g, what, err, errlen);
-    if ((s.kv = g->open_store()) == NULL)
-        return fail(&s, "no hvdd client (out of memory, or no rendezvous)");
-    snprintf(g->left_name, sizeof(g->left_name), "rank %d", left);
-    r = listen_and_publish(&s, "", &listener, addr, sizeof(addr));
-    if (r == 0)
-        r = lookup(&s, right, "", &out);
-    if (r == 0)
-        r = run_round(&s, "", listener, addr, &out, 1, 1, is_left, left_slot,
-                      g);
-    if (listener >= 0)
-        close(listener);
-    hvdd_client_free(s.kv);
-    return r;
 }
 
 /* 1 when rank is neither g's rank nor a neighbour. */
@@ -306,52 +282,127 @@ in_set(const tcp_ring *g, ring_chords set, int rank)
                                  power_of_two(g->size - d));
 }
 
-/* A chord of the set from a lower rank: one this rank accepts. */
 static int
-chord_from_below(void *arg, int rank)
+left_of(const tcp_ring *g)
+{
+    return (g->rank + g->size - 1) % g->size;
+}
+
+/* What a round accepts: the left neighbour (when it makes the ring) and
+ * the chords of its set from lower ranks. */
+static int
+accepts(void *arg, int rank)
 {
     const setup *s = arg;
 
-    return rank < s->g->rank && in_set(s->g, s->set, rank);
+    if (s->with_ring && rank == left_of(s->g))
+        return 1;
+    return s->with_chords && rank < s->g->rank && in_set(s->g, s->set, rank);
 }
 
 static int *
-chord_slot(void *arg, int rank)
+slot_of(void *arg, int rank)
 {
-    return &((setup *)arg)->g->chord[rank].fd;
+    setup *s = arg;
+
+    return s->with_ring && rank == left_of(s->g) ? &s->g->left
+                                                 : &s->g->chord[rank].fd;
 }
 
+/* The streams this round dials: the right neighbour, and the chords of
+ * its set to higher ranks; each looked up in the store. */
 static int
-connect_set(setup *s)
+dial_list(setup *s, const char *tag, shake_out *out, int *n)
 {
     tcp_ring *g = s->g;
-    shake_out *out = calloc((size_t)g->size, sizeof(*out));
-    int listener = -1, r, below = 0, n = 0;
-    char tag[32], addr[96];
+    int r = 0;
+
+    *n = 0;
+    if (s->with_ring) {
+        out[(*n)++] = (shake_out){.fd = &g->right,
+                                  .name = g->right_name,
+                                  .namelen = sizeof(g->right_name)};
+        r = lookup(s, (g->rank + 1) % g->size, tag, &out[0]);
+    }
+    for (int k = g->rank + 1; r == 0 && s->with_chords && k < g->size; k++)
+        if (in_set(g, s->set, k) && g->chord[k].fd < 0) {
+            out[*n] = (shake_out){.fd = &g->chord[k].fd,
+                                  .name = g->chord[k].name,
+                                  .namelen = sizeof(g->chord[k].name)};
+            r = lookup(s, k, tag, &out[(*n)++]);
+        }
+    return r;
+}
+
+/* One round: listen, publish, look up what to dial, and the handshakes of
+ * every stream at once. The ring's round also makes the power-of-two
+ * chords that coll_init's barrier needs: one round instead of two (each
+ * handshake waits for the other end, which on busy cores is what a
+ * round costs). */
+static int
+connect_round(setup *s)
+{
+    tcp_ring *g = s->g;
+    shake_out *out = calloc((size_t)g->size + 1, sizeof(*out));
+    int listener = -1, r, expect = 0, n = 0;
+    char tag[32] = "", addr[96];
+    unsigned char ns[SHAKE_NONCE];
 
     if (out == NULL)
         return fail(s, "out of memory");
-    for (int k = 0; k < g->rank; k++)
-        below += chord_from_below(s, k) && g->chord[k].fd < 0;
-    /* a key of its own per round: all ranks make the same rounds */
-    snprintf(tag, sizeof(tag), "-chords%d", ++g->chord_rounds);
-    r = listen_and_publish(s, tag, &listener, addr, sizeof(addr));
-    for (int k = g->rank + 1; r == 0 && k < g->size; k++)
-        if (in_set(g, s->set, k) && g->chord[k].fd < 0) {
-            out[n] = (shake_out){.fd = &g->chord[k].fd,
-                                 .name = g->chord[k].name,
-                                 .namelen = sizeof(g->chord[k].name)};
-            r = lookup(s, k, tag, &out[n++]);
-        }
+    for (int k = 0; k < g->size; k++)
+        expect += accepts(s, k) && *slot_of(s, k) < 0;
+    /* a chord set has a key of its own per round: all ranks make the
+     * same rounds */
+    if (!s->with_ring)
+        snprintf(tag, sizeof(tag), "-chords%d", ++g->chord_rounds);
+    r = listen_and_publish(s, tag, &listener, addr, sizeof(addr), ns);
     if (r == 0)
-        r = run_round(s, tag, listener, addr, out, n, below, chord_from_below,
-                      chord_slot, s);
-    for (int k = 0; r == 0 && k < g->rank; k++)
-        if (chord_from_below(s, k))
+        r = dial_list(s, tag, out, &n);
+    if (r == 0)
+        r = run_round(s, tag, listener, addr, ns, out, n, expect, accepts,
+                      slot_of, s);
+    for (int k = 0; r == 0 && s->with_chords && k < g->rank; k++)
+        if (accepts(s, k) && k != left_of(g))
             snprintf(g->chord[k].name, sizeof(g->chord[k].name), "rank %d", k);
     if (listener >= 0)
         close(listener);
     free(out);
+    return r;
+}
+
+/* The chord array, all -1, before the first set. */
+static int
+chord_table(tcp_ring *g)
+{
+    if (g->chord)
+        return 0;
+    if ((g->chord = calloc((size_t)g->size, sizeof(*g->chord))) == NULL)
+        return COLL_ENOMEM;
+    for (int k = 0; k < g->size; k++)
+        g->chord[k].fd = -1;
+    return 0;
+}
+
+int
+ring_connect(tcp_ring *g, const char *what, char *err, size_t errlen)
+{
+    setup s;
+    int r;
+
+    if (chord_table(g) != 0)
+        return COLL_ENOMEM;
+    start(&s, g, what, err, errlen);
+    s.with_ring = 1;
+    /* with fewer than 4 ranks every other rank is a neighbour */
+    s.with_chords = g->size >= 4;
+    s.set = RING_CHORDS_POW2;
+    if ((s.kv = g->open_store()) == NULL)
+        return fail(&s, "no hvdd client (out of memory, or no rendezvous)");
+    snprintf(g->left_name, sizeof(g->left_name), "rank %d", left_of(g));
+    if ((r = connect_round(&s)) == 0)
+        g->chords_made |= 1u << RING_CHORDS_POW2;
+    hvdd_client_free(s.kv);
     return r;
 }
 
@@ -365,21 +416,18 @@ ring_connect_chords(tcp_ring *g, ring_chords set, const char *what, char *err,
     if (g->chords_made & (1u << set) ||
         g->chords_made & (1u << RING_CHORDS_ALL))
         return 0;
-    if (g->chord == NULL) {
-        if ((g->chord = calloc((size_t)g->size, sizeof(*g->chord))) == NULL)
-            return COLL_ENOMEM;
-        for (int k = 0; k < g->size; k++)
-            g->chord[k].fd = -1;
-    }
+    if (chord_table(g) != 0)
+        return COLL_ENOMEM;
     if (g->size < 4) { /* every other rank is a neighbour */
         g->chords_made |= 1u << set;
         return 0;
     }
     start(&s, g, what, err, errlen);
+    s.with_chords = 1;
     s.set = set;
     if ((s.kv = g->open_store()) == NULL)
         return fail(&s, "no hvdd client (out of memory, or no rendezvous)");
-    if ((r = connect_set(&s)) == 0)
+    if ((r = connect_round(&s)) == 0)
         g->chords_made |= 1u << set;
     hvdd_client_free(s.kv);
     return r;

@@ -22,11 +22,11 @@
 
 #include "hvd_clock.h"
 
-#define MAGIC "HVR1"
-#define NONCE 16
+#define MAGIC "HVR2"
+#define NONCE SHAKE_NONCE
 #define MAC 32
-#define HELLO_BYTES (4 + 4 + 4 + NONCE)
-#define CHALLENGE_BYTES (4 + 4 + NONCE + MAC)
+#define HELLO_BYTES (4 + 4 + 4 + NONCE + MAC)
+#define ANSWER_BYTES (4 + MAC)
 /* Connections accepted but not yet proven, besides those the round
  * expects: a flood beyond them evicts the oldest, not the round. */
 #define SPARE_PENDING 64
@@ -34,11 +34,9 @@
 enum step {
     CONNECTING,
     SEND_HELLO,
+    RECV_ANSWER,
     RECV_HELLO,
-    SEND_CHALLENGE,
-    RECV_CHALLENGE,
-    SEND_PROOF,
-    RECV_PROOF,
+    SEND_ANSWER,
     DONE
 };
 
@@ -47,9 +45,9 @@ typedef struct shake {
     int out; /* index into the round's out, or -1: accepted here */
     int peer;
     enum step step;
-    unsigned char msg[CHALLENGE_BYTES];
+    unsigned char msg[HELLO_BYTES];
     size_t have, want; /* bytes of msg moved so far, and in all */
-    unsigned char nc[NONCE], ns[NONCE];
+    unsigned char nc[NONCE];
     double since; /* accepted at */
 } shake;
 
@@ -121,7 +119,7 @@ mac(const shake_round *r, char role, int rank_c, int rank_s,
     put32(ranks, (uint32_t)rank_c);
     put32(ranks + 4, (uint32_t)rank_s);
     if (add(in, sizeof(in), &at, &role, 1) ||
-        add(in, sizeof(in), &at, "hvdrun-ring-1", 14) ||
+        add(in, sizeof(in), &at, "hvdrun-ring-2", 14) ||
         add(in, sizeof(in), &at, r->g->prefix, strlen(r->g->prefix) + 1) ||
         add(in, sizeof(in), &at, r->tag, strlen(r->tag) + 1) ||
         add(in, sizeof(in), &at, ranks, 8) ||
@@ -183,13 +181,13 @@ outgoing_failed(loop *l, shake *s, const char *why)
     return fail(l, "%s: %s", l->r->out[s->out].name, why);
 }
 
-/* The dialler's side once connected: hello, then the challenge, then
- * the proof. -1 (err set) on failure; the round fails with it. */
+/* The dialler's side once connected: the hello with its proof, then the
+ * listener's answer. -1 (err set) on failure; the round fails with it. */
 static int
 dialler_next(loop *l, shake *s)
 {
     const shake_round *r = l->r;
-    const char *addr = r->out[s->out].addr;
+    const shake_out *o = &r->out[s->out];
     unsigned char want[MAC];
 
     switch (s->step) {
@@ -200,28 +198,25 @@ dialler_next(loop *l, shake *s)
         if (RAND_bytes(s->nc, NONCE) != 1)
             return outgoing_failed(l, s, "no random bytes for the nonce");
         memcpy(s->msg + 12, s->nc, NONCE);
+        if (mac(r, 'C', r->g->rank, s->peer, s->nc, o->ns, o->addr,
+                s->msg + 12 + NONCE) != 0)
+            return outgoing_failed(l, s, "cannot compute the proof");
         s->step = SEND_HELLO, s->have = 0, s->want = HELLO_BYTES;
         return 0;
     case SEND_HELLO:
-        s->step = RECV_CHALLENGE, s->have = 0, s->want = CHALLENGE_BYTES;
+        s->step = RECV_ANSWER, s->have = 0, s->want = ANSWER_BYTES;
         return 0;
-    case RECV_CHALLENGE:
-        memcpy(s->ns, s->msg + 8, NONCE);
+    case RECV_ANSWER:
         if (memcmp(s->msg, MAGIC, 4) != 0 ||
-            get32(s->msg + 4) != (uint32_t)s->peer ||
-            mac(r, 'S', r->g->rank, s->peer, s->nc, s->ns, addr, want) != 0 ||
-            CRYPTO_memcmp(want, s->msg + 8 + NONCE, MAC) != 0)
+            mac(r, 'S', r->g->rank, s->peer, s->nc, o->ns, o->addr, want) !=
+                0 ||
+            CRYPTO_memcmp(want, s->msg + 4, MAC) != 0)
             return outgoing_failed(
                 l, s,
                 "failed the handshake: not a rank of this job (a stranger "
                 "answered, or the address was redirected)");
-        if (mac(r, 'C', r->g->rank, s->peer, s->nc, s->ns, addr, s->msg) != 0)
-            return outgoing_failed(l, s, "cannot compute the proof");
-        s->step = SEND_PROOF, s->have = 0, s->want = MAC;
-        return 0;
-    case SEND_PROOF:
         ring_stream_options(s->fd);
-        *r->out[s->out].fd = s->fd;
+        *o->fd = s->fd;
         s->fd = -1;
         s->step = DONE;
         l->dialled++;
@@ -231,8 +226,9 @@ dialler_next(loop *l, shake *s)
     }
 }
 
-/* The listener's side: a hello that names a rank this round wants, then
- * the proof. 0 goes on, -1 drops this connection (and only it). */
+/* The listener's side: a hello from a rank this round wants, with its
+ * proof; the answer proves this end, and the stream is taken. 0 goes on,
+ * -1 drops this connection (and only it). */
 static int
 listener_next(loop *l, shake *s)
 {
@@ -247,24 +243,20 @@ listener_next(loop *l, shake *s)
         if (memcmp(s->msg, MAGIC, 4) != 0 ||
             get32(s->msg + 8) != (uint32_t)r->g->rank || s->peer < 0 ||
             s->peer >= r->g->size || !r->wanted(r->arg, s->peer) ||
-            *r->slot(r->arg, s->peer) >= 0 || RAND_bytes(s->ns, NONCE) != 1)
+            *r->slot(r->arg, s->peer) >= 0 ||
+            mac(r, 'C', s->peer, r->g->rank, s->nc, r->ns, r->addr, want) !=
+                0 ||
+            CRYPTO_memcmp(want, s->msg + 12 + NONCE, MAC) != 0)
             return -1;
         memcpy(s->msg, MAGIC, 4);
-        put32(s->msg + 4, (uint32_t)r->g->rank);
-        memcpy(s->msg + 8, s->ns, NONCE);
-        if (mac(r, 'S', s->peer, r->g->rank, s->nc, s->ns, r->addr,
-                s->msg + 8 + NONCE) != 0)
+        if (mac(r, 'S', s->peer, r->g->rank, s->nc, r->ns, r->addr,
+                s->msg + 4) != 0)
             return -1;
-        s->step = SEND_CHALLENGE, s->have = 0, s->want = CHALLENGE_BYTES;
+        s->step = SEND_ANSWER, s->have = 0, s->want = ANSWER_BYTES;
         return 0;
-    case SEND_CHALLENGE:
-        s->step = RECV_PROOF, s->have = 0, s->want = MAC;
-        return 0;
-    case RECV_PROOF:
+    case SEND_ANSWER:
         slot = r->slot(r->arg, s->peer);
-        if (mac(r, 'C', s->peer, r->g->rank, s->nc, s->ns, r->addr, want) !=
-                0 ||
-            CRYPTO_memcmp(want, s->msg, MAC) != 0 || *slot >= 0)
+        if (*slot >= 0) /* another connection proved this rank first */
             return -1;
         ring_stream_options(s->fd);
         *slot = s->fd;
@@ -282,8 +274,7 @@ listener_next(loop *l, shake *s)
 static int
 move(shake *s)
 {
-    int sending = s->step == SEND_HELLO || s->step == SEND_CHALLENGE ||
-                  s->step == SEND_PROOF;
+    int sending = s->step == SEND_HELLO || s->step == SEND_ANSWER;
 
     while (s->have < s->want) {
         ssize_t n =
@@ -371,7 +362,7 @@ static short
 events_of(const shake *s)
 {
     if (s->step == CONNECTING || s->step == SEND_HELLO ||
-        s->step == SEND_CHALLENGE || s->step == SEND_PROOF)
+        s->step == SEND_ANSWER)
         return POLLOUT;
     return POLLIN;
 }

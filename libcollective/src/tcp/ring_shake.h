@@ -6,15 +6,21 @@
  * connection of a round is handled at once, outgoing and incoming, so a
  * silent or garbage connection costs nothing but a slot. Private to tcp/.
  *
- *   dialler -> listener  hello      "HVR1" rank_c rank_s Nc[16]       28 B
- *   listener -> dialler  challenge  "HVR1" rank_s Ns[16] MAC_s[32]    56 B
- *   dialler -> listener  proof      MAC_c[32]                         32 B
+ * The listener publishes "ADDRESS PORT Ns" in hvdd's store, Ns a fresh
+ * random nonce of its own (16 bytes, hex); the dialler reads it there.
  *
- * MAC_x = HMAC-SHA256(secret, x | "hvdrun-ring-1" | prefix | tag |
- *                     rank_c | rank_s | Nc | Ns | address), x = 'S', 'C';
+ *   dialler -> listener  hello   "HVR2" rank_c rank_s Nc[16] MAC_c[32]  60 B
+ *   listener -> dialler  answer  "HVR2" MAC_s[32]                       36 B
+ *
+ * MAC_x = HMAC-SHA256(secret, x | "hvdrun-ring-2" | prefix | tag |
+ *                     rank_c | rank_s | Nc | Ns | address), x = 'C', 'S';
  * ranks as 4 bytes big-endian, strings with their NUL; address is the
  * listener's "ADDRESS PORT" as it published it (for the dialler: as it
- * read it from hvdd's store and dialled it). */
+ * read it from the store and dialled it). The listener takes a stream
+ * once its hello checks out (Ns makes it fresh, the address makes a
+ * relay's useless: the relay is not where the dialler meant to go); the
+ * dialler once the answer does (Nc makes it fresh). One message each way,
+ * so no end waits on the other twice. */
 #ifndef COLL_RING_SHAKE_H
 #define COLL_RING_SHAKE_H
 
@@ -22,10 +28,14 @@
 
 #include "tcp_ring.h"
 
-/* A stream this rank dials: to rank `peer` at addr ("ADDRESS PORT"). */
+#define SHAKE_NONCE 16
+
+/* A stream this rank dials: to rank `peer` at addr ("ADDRESS PORT"),
+ * whose listener published the nonce ns. */
 typedef struct shake_out {
     int peer;
     char addr[96];
+    unsigned char ns[SHAKE_NONCE];
     int *fd;    /* the stream, once proven */
     char *name; /* "rank 3 (10.0.0.2 41234)", for errors */
     size_t namelen;
@@ -39,7 +49,8 @@ typedef struct shake_round {
     const char *secret; /* the job token */
     const char *tag;    /* "" for the ring, "-chordsN" for a chord set */
     int listener;
-    const char *addr; /* the listener's "ADDRESS PORT" */
+    const char *addr;        /* the listener's "ADDRESS PORT" */
+    const unsigned char *ns; /* and the nonce it published */
     shake_out *out;
     int nout;
     int accepts;
