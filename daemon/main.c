@@ -64,7 +64,7 @@ static int
 token_from_file(const char *path, char *token)
 {
     char buf[HVDD_TOKEN_LEN + 2] = "";
-    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600), r;
     FILE *f;
 
     if (fd >= 0) {
@@ -85,13 +85,14 @@ token_from_file(const char *path, char *token)
         buf[0] = '\0';
     fclose(f);
     buf[strcspn(buf, "\r\n")] = '\0';
-    if (!hvdd_token_valid(buf)) {
+    r = hvdd_token_valid(buf) ? 0 : -1;
+    if (r == 0)
+        memcpy(token, buf, HVDD_TOKEN_LEN + 1);
+    else
         fprintf(stderr, "hvdd: token file '%s' does not hold %d hex digits\n",
                 path, HVDD_TOKEN_LEN);
-        return -1;
-    }
-    memcpy(token, buf, HVDD_TOKEN_LEN + 1);
-    return 0;
+    explicit_bzero(buf, sizeof(buf));
+    return r;
 }
 
 static int
@@ -99,6 +100,7 @@ token_from_stdin(char *token)
 {
     char buf[HVDD_TOKEN_LEN + 2];
     size_t got = 0;
+    int r;
 
     /* Byte by byte: stdin stays open afterwards as the launcher's lifeline,
      * and stdio must not read past the token line. */
@@ -109,12 +111,13 @@ token_from_stdin(char *token)
         got++;
     }
     buf[got] = '\0';
-    if (!hvdd_token_valid(buf)) {
+    r = hvdd_token_valid(buf) ? 0 : -1;
+    if (r == 0)
+        memcpy(token, buf, HVDD_TOKEN_LEN + 1);
+    else
         fprintf(stderr, "hvdd: no valid token on standard input\n");
-        return -1;
-    }
-    memcpy(token, buf, HVDD_TOKEN_LEN + 1);
-    return 0;
+    explicit_bzero(buf, sizeof(buf));
+    return r;
 }
 
 static int
@@ -198,7 +201,7 @@ job_state(hvdd_state *st, const hvdd_opts *o, char *token)
     int r =
         hvdd_state_init(st, (int)o->size, o->hosts, token, err, sizeof(err));
 
-    memset(token, 0, HVDD_TOKEN_LEN + 1);
+    explicit_bzero(token, HVDD_TOKEN_LEN + 1);
     if (r != 0) {
         fprintf(stderr, "hvdd: %s\n", err);
         return HVD_EXIT_USAGE;

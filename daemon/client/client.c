@@ -68,7 +68,7 @@ hvdd_client_free(hvdd_client *c)
     if (c == NULL)
         return;
     curl_easy_cleanup(c->curl);
-    memset(c->auth, 0, sizeof(c->auth));
+    explicit_bzero(c->auth, sizeof(c->auth));
     free(c);
 }
 

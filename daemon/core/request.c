@@ -28,7 +28,7 @@ hvdd_state_release(hvdd_state *st)
 {
     hvdd_roster_release(&st->roster);
     hvdd_kv_release(&st->kv);
-    memset(st->token, 0, sizeof(st->token));
+    explicit_bzero(st->token, sizeof(st->token));
 }
 
 void

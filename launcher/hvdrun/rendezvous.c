@@ -272,5 +272,5 @@ rendezvous_stop(rendezvous *rv)
         waitpid(rv->pid, &status, 0);
         rv->pid = 0;
     }
-    memset(rv->token, 0, sizeof(rv->token));
+    explicit_bzero(rv->token, sizeof(rv->token));
 }
