@@ -49,16 +49,12 @@ static int
 fail(setup *s, const char *fmt, ...)
 {
     va_list ap;
-    int n =
-        snprintf(s->err, s->errlen, "%s: connecting the TCP ring: ", s->what);
-
-    if (n < 0 || (size_t)n >= s->errlen)
-        return COLL_ETRANSPORT;
+    int r;
 
     va_start(ap, fmt);
-    vsnprintf(s->err + n, s->errlen - (size_t)n, fmt, ap);
+    r = ring_setup_failed(s->err, s->errlen, s->what, fmt, ap);
     va_end(ap);
-    return COLL_ETRANSPORT;
+    return r;
 }
 
 static int

@@ -61,6 +61,17 @@ typedef struct loop {
     size_t errlen;
 } loop;
 
+int
+ring_setup_failed(char *err, size_t errlen, const char *what, const char *fmt,
+                  va_list ap)
+{
+    int n = snprintf(err, errlen, "%s: connecting the TCP ring: ", what);
+
+    if (n >= 0 && (size_t)n < errlen)
+        vsnprintf(err + n, errlen - (size_t)n, fmt, ap);
+    return COLL_ETRANSPORT;
+}
+
 static int fail(loop *l, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
@@ -68,15 +79,12 @@ static int
 fail(loop *l, const char *fmt, ...)
 {
     va_list ap;
-    int n =
-        snprintf(l->err, l->errlen, "%s: connecting the TCP ring: ", l->what);
+    int r;
 
-    if (n >= 0 && (size_t)n < l->errlen) {
-        va_start(ap, fmt);
-        vsnprintf(l->err + n, l->errlen - (size_t)n, fmt, ap);
-        va_end(ap);
-    }
-    return COLL_ETRANSPORT;
+    va_start(ap, fmt);
+    r = ring_setup_failed(l->err, l->errlen, l->what, fmt, ap);
+    va_end(ap);
+    return r;
 }
 
 static void

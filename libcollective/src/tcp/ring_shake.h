@@ -24,6 +24,7 @@
 #ifndef COLL_RING_SHAKE_H
 #define COLL_RING_SHAKE_H
 
+#include <stdarg.h>
 #include <stddef.h>
 
 #include "tcp_ring.h"
@@ -65,6 +66,11 @@ typedef struct shake_round {
  * connect and listen, no delay and non-blocking once connected. */
 void ring_buffer_options(int fd, int loopback);
 void ring_stream_options(int fd);
+
+/* Writes "what: connecting the TCP ring: " and fmt's text to err;
+ * returns COLL_ETRANSPORT. */
+int ring_setup_failed(char *err, size_t errlen, const char *what,
+                      const char *fmt, va_list ap);
 
 /* Runs the round. 0, or COLL_ETRANSPORT with err set ("what: connecting
  * the TCP ring: ..."), naming the rank that failed and why. */
