@@ -60,6 +60,11 @@ worker_env_base(envlist *out, char *const *environ_, const cfg_values *vals,
     return 0;
 }
 
+/* Horovod's, NCCL's, PyTorch's Gloo (c10d) and TensorPipe's (RPC). */
+static const char *const iface_vars[] = {
+    "HOROVOD_GLOO_IFACE", "NCCL_SOCKET_IFNAME", "GLOO_SOCKET_IFNAME",
+    "TP_SOCKET_IFNAME"};
+
 static int
 set_int(envlist *l, const char *name, long v)
 {
@@ -86,8 +91,11 @@ worker_env_rank(envlist *out, const envlist *base, const cfg_plan *plan,
     r |= envlist_set(out, "HOROVOD_HOSTNAME", hosts->hosts[s->host].name);
     r |= envlist_set(out, "HOROVOD_CONTROLLER", "gloo");
     r |= envlist_set(out, "HOROVOD_CPU_OPERATIONS", "gloo");
-    r |= envlist_set(out, "HOROVOD_GLOO_IFACE", net->iface);
-    r |= envlist_set(out, "NCCL_SOCKET_IFNAME", net->iface);
+    /* the interface hvdd chose, in every variable the frameworks read:
+     * left to itself, PyTorch's Gloo takes the host name's address, which
+     * on Debian (127.0.1.1 in /etc/hosts) is loopback */
+    for (size_t i = 0; i < sizeof(iface_vars) / sizeof(iface_vars[0]); i++)
+        r |= envlist_set(out, iface_vars[i], net->iface);
     r |= set_int(out, "RANK", s->rank);
     r |= set_int(out, "WORLD_SIZE", plan->size);
     r |= set_int(out, "LOCAL_RANK", s->local_rank);

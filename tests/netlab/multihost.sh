@@ -88,6 +88,19 @@ for i in 0 1 2; do
         grep -Eq "^hvdrun: ${ADDR[$i]}: agent ready, network (eth0|ens5) \\(${ADDR[$i]}\\)" "$TMP/err"
 done
 
+# --- stock PyTorch DDP (gloo, env://) across the hosts: its Gloo takes the
+# --- interface hvdrun gives it, not the host name's address (hosts 2 and 3
+# --- resolve their name to 127.0.1.1, host 1 to this machine's) ---
+if /usr/bin/python3 -c 'import torch' 2>/dev/null; then
+    hvd -H "$H" /usr/bin/python3 "$(dirname "$0")/ddp_check.py"
+    check "DDP across 3 hosts: exit 0" [ "$RC" -eq 0 ]
+    check "DDP across 3 hosts: every rank's weights equal" \
+        [ "$(grep -c 'weights equal on 6 ranks$' "$TMP/out")" -eq 6 ]
+    [ "$RC" -eq 0 ] || sed 's/^/  | /' "$TMP/err" | tail -5
+else
+    echo "skip: DDP across hosts: /usr/bin/python3 has no torch (apt-get install python3-torch)"
+fi
+
 # --- the launch host's own slots beside other hosts (a local agent) ---
 hvd -H "localhost:2,${ADDR[0]}:2" sh -c 'echo "net $HOROVOD_GLOO_IFACE $MASTER_ADDR"'
 check "launch host plus one: exit 0" [ "$RC" -eq 0 ]

@@ -99,6 +99,10 @@ add_host() { # INDEX
     sshd_config "$i" "$addr" >"$DIR/sshd$i.conf"
     echo "$addr $(cut -d' ' -f1,2 "$DIR/hostkey$i.pub")" \
         >>"$DIR/home/.ssh/known_hosts"
+    # Hosts after the first resolve their own name to 127.0.1.1, as a
+    # fresh Debian does (/etc/hosts): a framework that trusts the name
+    # gets loopback, the trap hvdrun must keep workers out of.
+    printf '127.0.0.1\tlocalhost\n127.0.1.1\t%s\n' "$(hostname)" >"$DIR/etc_hosts$i"
     # A fresh host runs none of the launch user's shell start-up files
     # (here they may start tool managers that cost seconds); the mounts
     # stay inside this sshd's mount namespace.
@@ -106,7 +110,9 @@ add_host() { # INDEX
         for f in "$HOME/.bashrc" "$HOME/.profile" "$HOME/.bash_profile"; do
             [ -e "$f" ] && mount --bind /dev/null "$f"
         done
-        exec /usr/sbin/sshd -f "$1" -E "$2"' sh "$DIR/sshd$i.conf" "$DIR/sshd$i.log"
+        [ "$3" -gt 1 ] && mount --bind "$4" /etc/hosts
+        exec /usr/sbin/sshd -f "$1" -E "$2"' sh "$DIR/sshd$i.conf" "$DIR/sshd$i.log" \
+        "$i" "$DIR/etc_hosts$i"
     echo "$addr" >>"$DIR/hosts"
 }
 

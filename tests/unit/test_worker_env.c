@@ -28,6 +28,8 @@ START_TEST(identity_variables)
     ck_assert_str_eq(envlist_get(&env, "MASTER_ADDR"), "10.0.0.1");
     ck_assert_str_eq(envlist_get(&env, "MASTER_PORT"), "29500");
     ck_assert_str_eq(envlist_get(&env, "NCCL_SOCKET_IFNAME"), "eth0");
+    ck_assert_str_eq(envlist_get(&env, "GLOO_SOCKET_IFNAME"), "eth0");
+    ck_assert_str_eq(envlist_get(&env, "TP_SOCKET_IFNAME"), "eth0");
     ck_assert_str_eq(envlist_get(&env, "PYTHONUNBUFFERED"), "1");
     ck_assert_str_eq(envlist_get(&env, "HOROVOD_GLOO_RENDEZVOUS_ADDR"),
                      "10.0.0.9");
