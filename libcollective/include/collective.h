@@ -118,6 +118,14 @@ COLL_API int coll_allgather_async(coll_comm *c, const char *name,
 COLL_API int coll_broadcast_async(coll_comm *c, const char *name, void *buf,
                                   size_t count, coll_dtype dt, int root,
                                   coll_request **req);
+/* Horovod's join: this rank has no more work (fewer batches than the
+ * others). Until every rank has joined, its async thread takes part in the
+ * other ranks' async allreduces with zeros (an average still divides by
+ * the job's size); async allgathers, broadcasts and GPU allreduces fail
+ * with COLL_ENOTSUP while a rank has joined. Returns once every rank has
+ * joined, with the rank that joined last in *last. Every rank must call
+ * it; it starts the async thread if no async call did. */
+COLL_API int coll_join(coll_comm *c, int *last);
 /* *done = 1 once the request has finished (then coll_wait returns at
  * once). */
 COLL_API int coll_test(coll_request *req, int *done);

@@ -130,6 +130,22 @@ coll_broadcast_async(coll_comm *c, const char *name, void *buf, size_t count,
 }
 
 int
+coll_join(coll_comm *c, int *last)
+{
+    int r;
+
+    if ((r = comm_usable(c)) != 0)
+        return r;
+    if (last == NULL)
+        return comm_fail(c, COLL_EINVAL, "join: no place for the result");
+    if (c->size == 1) { /* nobody to wait for */
+        *last = 0;
+        return 0;
+    }
+    return fusion_join(c, last);
+}
+
+int
 coll_test(coll_request *q, int *done)
 {
     fusion *f;

@@ -67,6 +67,8 @@ snapshot(fusion *f, coll_request **mine, entry *out, int *stopping)
                          q->root};
     }
     *stopping = f->stopping;
+    if (f->joining && f->joined_at == 0)
+        f->joined_at = f->cycle + 1; /* cycles are in step on every rank */
     pthread_mutex_unlock(&f->mu);
     return n;
 }
@@ -85,16 +87,18 @@ exchange(fusion *f, const entry *mine, int nmine, int stopping, entry *flat,
     char err[512];
     int r;
 
-    hdrs[2 * f->rank] = nmine;
-    hdrs[2 * f->rank + 1] = stopping;
-    r = f->net->ops->exchange(f->net, hdrs, 2 * sizeof(int64_t), "fusion cycle",
+    hdrs[3 * f->rank] = nmine;
+    hdrs[3 * f->rank + 1] = stopping;
+    hdrs[3 * f->rank + 2] = f->joined_at;
+    r = f->net->ops->exchange(f->net, hdrs, 3 * sizeof(int64_t), "fusion cycle",
                               err, sizeof(err));
     *all_stop = 1;
     for (int k = 0; r == 0 && k < f->size; k++) {
-        n[k] = (int)hdrs[2 * k];
+        n[k] = (int)hdrs[3 * k];
         bytes[k] = (size_t)n[k] * sizeof(entry);
         total += bytes[k];
-        *all_stop &= hdrs[2 * k + 1] != 0;
+        *all_stop &= hdrs[3 * k + 1] != 0;
+        f->joined[k] = hdrs[3 * k + 2];
     }
     if (r == 0 && total)
         r = f->net->ops->allgatherv(f->net, mine, flat, bytes, "fusion cycle",
@@ -125,12 +129,17 @@ mine_of(const entry *ids, coll_request **mine, int nmine, int64_t id)
     return NULL;
 }
 
-/* 1: every rank queued e; 0: some rank not yet; -1: they disagree. */
+/* 1: every rank that has not joined queued e (lead is the first of
+ * them); 0: some rank not yet; -1: they disagree. */
 static int
-readiness(const entry *e, entry *const *lists, const int *n, int size)
+readiness(const fusion *f, int lead, const entry *e, entry *const *lists,
+          const int *n)
 {
-    for (int k = 1; k < size; k++) {
-        const entry *o = find(lists[k], n[k], e->id);
+    for (int k = lead + 1; k < f->size; k++) {
+        const entry *o;
+        if (f->joined[k])
+            continue;
+        o = find(lists[k], n[k], e->id);
         if (o == NULL)
             return 0;
         if (o->count != e->count || o->dt != e->dt || o->op != e->op ||
@@ -203,6 +212,35 @@ run_group(fusion *f, coll_request **g, int ng, char *err, size_t errlen)
     return r;
 }
 
+/* What a rank that has joined gives to a request it did not queue: zeros
+ * of the same size (Horovod's join). NULL when out of memory. */
+static coll_request *
+stand_in(const entry *e)
+{
+    coll_request *q = calloc(1, sizeof(*q));
+    size_t bytes = (size_t)e->count * coll_dtype_size((coll_dtype)e->dt);
+
+    if (q == NULL || (q->recv = calloc(1, bytes ? bytes : 1)) == NULL) {
+        free(q);
+        return NULL;
+    }
+    q->send = q->recv;
+    q->id = (uint64_t)e->id;
+    q->count = (size_t)e->count;
+    q->dt = (coll_dtype)e->dt;
+    q->op = (coll_op)e->op;
+    q->kind = REQ_ALLREDUCE;
+    q->stand_in = 1;
+    return q;
+}
+
+static void
+free_stand_in(coll_request *q)
+{
+    free(q->recv);
+    free(q);
+}
+
 static int
 run_and_finish(fusion *f, coll_request **g, int ng)
 {
@@ -210,43 +248,86 @@ run_and_finish(fusion *f, coll_request **g, int ng)
     int r = run_group(f, g, ng, err, sizeof(err));
 
     if (r != 0) {
+        for (int i = 0; i < ng; i++)
+            if (g[i]->stand_in)
+                free_stand_in(g[i]);
         fail_all(f, r == COLL_ENOMEM ? r : COLL_ETRANSPORT,
                  r == COLL_ENOMEM ? "out of memory" : err);
         return r;
     }
     pthread_mutex_lock(&f->mu);
     for (int i = 0; i < ng; i++)
-        finish(f, g[i], 0, NULL);
+        if (g[i]->stand_in)
+            free_stand_in(g[i]);
+        else
+            finish(f, g[i], 0, NULL);
     pthread_cond_broadcast(&f->changed);
     pthread_mutex_unlock(&f->mu);
     return 0;
 }
 
-/* Runs, in rank 0's order, every request that every rank has queued,
- * fusing neighbours of the same type and op up to the threshold. */
+static void
+refuse(fusion *f, coll_request *q, int code, const char *why)
+{
+    pthread_mutex_lock(&f->mu);
+    finish(f, q, code, why);
+    pthread_cond_broadcast(&f->changed);
+    pthread_mutex_unlock(&f->mu);
+}
+
+/* The request of this rank for e that the cycle runs: its own, or, once
+ * this rank has joined, zeros in its place for another rank's allreduce.
+ * NULL: none here (or refused). */
+static coll_request *
+take_part(fusion *f, int ready, int anyone_joined, const entry *e,
+          const entry *ids, coll_request **mine, int nmine)
+{
+    coll_request *q = mine_of(ids, mine, nmine, e->id);
+
+    if (ready < 0) {
+        if (q)
+            refuse(f, q, COLL_EMISMATCH,
+                   "ranks queued this name with different operations, "
+                   "counts, types, ops or roots");
+        return NULL;
+    }
+    /* as Horovod's: with a rank joined, only host allreduces go on */
+    if (anyone_joined &&
+        (e->kind != REQ_ALLREDUCE || (e->dt & DEV_ON_DEVICE))) {
+        if (q)
+            refuse(f, q, COLL_ENOTSUP,
+                   "only allreduces of host buffers run while a rank has "
+                   "joined");
+        return NULL;
+    }
+    if (q == NULL && f->joined_at && e->kind == REQ_ALLREDUCE)
+        q = stand_in(e);
+    return q;
+}
+
+/* Runs, in the first unjoined rank's order, every request that every
+ * rank that has not joined has queued, fusing neighbours of the same type
+ * and op up to the threshold. */
 static int
 run_ready(fusion *f, entry *const *lists, const int *n, const entry *ids,
           coll_request **mine, int nmine, coll_request **group)
 {
     size_t bytes = 0;
-    int ng = 0;
+    int ng = 0, lead = 0, anyone_joined = 0;
 
-    for (int i = 0; i < n[0]; i++) {
-        const entry *e = &lists[0][i];
-        int ready = readiness(e, lists, n, f->size);
-        coll_request *q = ready ? mine_of(ids, mine, nmine, e->id) : NULL;
+    for (int k = 0; k < f->size; k++)
+        anyone_joined |= f->joined[k] != 0;
+    while (lead < f->size && f->joined[lead])
+        lead++;
+    for (int i = 0; lead < f->size && i < n[lead]; i++) {
+        const entry *e = &lists[lead][i];
+        int ready = readiness(f, lead, e, lists, n);
+        coll_request *q =
+            ready ? take_part(f, ready, anyone_joined, e, ids, mine, nmine)
+                  : NULL;
         size_t b;
         if (q == NULL)
             continue;
-        if (ready < 0) {
-            pthread_mutex_lock(&f->mu);
-            finish(f, q, COLL_EMISMATCH,
-                   "ranks queued this name with different operations, "
-                   "counts, types, ops or roots");
-            pthread_cond_broadcast(&f->changed);
-            pthread_mutex_unlock(&f->mu);
-            continue;
-        }
         b = q->count * coll_dtype_size(q->dt);
         /* allgathers and broadcasts go alone, allreduces in groups */
         if (ng &&
@@ -262,6 +343,28 @@ run_ready(fusion *f, entry *const *lists, const int *n, const entry *ids,
         bytes += b;
     }
     return ng ? run_and_finish(f, group, ng) : 0;
+}
+
+/* Once every rank has joined: the join is over, and the last to join
+ * (the latest cycle; of those, the highest rank) is its result. */
+static void
+end_join(fusion *f)
+{
+    int last = 0;
+
+    for (int k = 0; k < f->size; k++) {
+        if (f->joined[k] == 0)
+            return;
+        if (f->joined[k] >= f->joined[last])
+            last = k;
+    }
+    pthread_mutex_lock(&f->mu);
+    f->join_done = 1;
+    f->join_last = last;
+    f->joining = 0;
+    f->joined_at = 0;
+    pthread_cond_broadcast(&f->changed);
+    pthread_mutex_unlock(&f->mu);
 }
 
 /* "1, 4 and 6" (the first few) into out. */
@@ -299,7 +402,8 @@ expire_stalled(fusion *f, entry *const *lists, const int *n, const entry *ids,
     for (int i = 0; i < nmine; i++) {
         int m = 0;
         for (int k = 0; k < f->size; k++)
-            if (k != f->rank && find(lists[k], n[k], ids[i].id) == NULL)
+            if (k != f->rank && !f->joined[k] &&
+                find(lists[k], n[k], ids[i].id) == NULL)
                 missing[m++] = k;
         if (m == 0 || now - mine[i]->queued_at < f->timeout_s)
             continue;
@@ -360,6 +464,8 @@ fusion_main(void *arg)
         if (run_ready(f, lists, n, mine_e, mine, nmine, group) != 0)
             break;
         expire_stalled(f, lists, n, mine_e, mine, nmine, missing);
+        end_join(f);
+        f->cycle++;
     }
     pthread_mutex_lock(&f->mu);
     f->stopped = 1;
@@ -399,6 +505,7 @@ fusion_free(fusion *f)
     transport_free(f->net);
     free(f->hdrs);
     free(f->bytes);
+    free(f->joined);
     if (f->sync_made) {
         pthread_cond_destroy(&f->changed);
         pthread_mutex_destroy(&f->mu);
@@ -432,10 +539,12 @@ start(coll_comm *c)
     if (f->threshold < 1024)
         f->threshold = 1024;
     /* per-cycle scratch, allocated once: the thread cycles every ms */
-    f->hdrs = calloc((size_t)f->size * 2, sizeof(*f->hdrs));
+    f->hdrs = calloc((size_t)f->size * 3, sizeof(*f->hdrs));
     f->bytes = calloc((size_t)f->size, sizeof(*f->bytes));
+    f->joined = calloc((size_t)f->size, sizeof(*f->joined));
     f->net = comm_transport_new(c, ".async", c->rank, c->size);
-    if (f->hdrs == NULL || f->bytes == NULL || f->net == NULL)
+    if (f->hdrs == NULL || f->bytes == NULL || f->joined == NULL ||
+        f->net == NULL)
         goto out;
     /* now, as coll_init does (a dead rank shows at once) */
     why = NULL;
@@ -503,4 +612,28 @@ fusion_enqueue(coll_comm *c, coll_request *q)
         free(q);
     }
     return r;
+}
+
+int
+fusion_join(coll_comm *c, int *last)
+{
+    fusion *f;
+    int r = 0;
+
+    if (c->fusion == NULL && (r = start(c)) != 0)
+        return r;
+    f = c->fusion;
+    pthread_mutex_lock(&f->mu);
+    f->joining = 1;
+    while (!f->join_done && !f->dead)
+        pthread_cond_wait(&f->changed, &f->mu);
+    if (f->join_done) {
+        *last = f->join_last;
+        f->join_done = 0;
+    } else {
+        r = COLL_EDEAD;
+    }
+    pthread_mutex_unlock(&f->mu);
+    return r ? comm_fail(c, r, "join: the fusion thread failed: %s", f->error)
+             : 0;
 }

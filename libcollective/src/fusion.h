@@ -35,6 +35,7 @@ struct coll_request {
     int done;
     int result;
     char error[256];
+    int stand_in; /* a joined rank's zeros for another rank's request */
 };
 
 typedef struct fusion {
@@ -53,8 +54,14 @@ typedef struct fusion {
     double cycle_ms;
     size_t threshold; /* fusion buffer bytes */
     double timeout_s; /* a request not queued by every rank by then fails */
-    int64_t *hdrs;    /* the cycle's exchange: 2 per rank */
+    int64_t *hdrs;    /* the cycle's exchange: 3 per rank */
     size_t *bytes;    /* and each rank's entry bytes */
+    /* join (coll_join): this rank's wish, the cycle it joined in (+1; 0:
+     * not joined), every rank's as the last exchange said, the outcome */
+    int joining;
+    int64_t cycle, joined_at;
+    int64_t *joined; /* size entries */
+    int join_done, join_last;
     int rank, size;
     int dead;
     char error[512];
@@ -63,5 +70,8 @@ typedef struct fusion {
 /* Queues q (taken) with c's fusion thread, started at the first call;
  * 0 or a code (q freed). */
 int fusion_enqueue(coll_comm *c, coll_request *q);
+/* Horovod's join through c's fusion thread (started if needed): returns
+ * once every rank has joined, with the last to join in *last. */
+int fusion_join(coll_comm *c, int *last);
 
 #endif

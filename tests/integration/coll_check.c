@@ -2,7 +2,8 @@
  * reference computed here from the same formula every rank uses.
  * usage: coll_check [all | wide | alltoall | mismatch | unmatched | die RANK |
  *                    die-at-start RANK | die-streaming RANK |
- *                    die-alltoall RANK | stall-streaming RANK | stream]
+ *                    die-alltoall RANK | stall-streaming RANK | stream |
+ *                    join]
  * Prints "rank R: N checks passed" or the first failure (exit 1).
  * Built with COLL_CHECK_GPU (coll_check_gpu), every buffer is in GPU
  * memory (gpu_shim.h); then also: coll_check_gpu count | mixed. */
@@ -598,6 +599,44 @@ run_alltoall(coll_comm *c)
     return 0;
 }
 
+/* Horovod's join: rank r has r + 1 batches; each batch's async allreduce
+ * gets zeros from the ranks that joined already (an average still divides
+ * by the size), the last rank to join is the one with the most batches,
+ * and the comm works as before afterwards. */
+static int
+run_join(coll_comm *c)
+{
+    int me = coll_rank(c), n = coll_size(c), last = -1, r;
+    float v[64], out[64];
+    coll_request *q;
+
+    for (int i = 0; i <= me; i++) {
+        char name[32];
+        snprintf(name, sizeof(name), "batch.%d", i);
+        for (int j = 0; j < 64; j++)
+            v[j] = (float)(me + 1) * (float)(j + 1);
+        if ((r = coll_allreduce_async(c, name, v, out, 64, COLL_DT_F32,
+                                      COLL_OP_AVG, &q)) != 0 ||
+            (r = coll_wait(q)) != 0)
+            FAIL("rank %d: join: %s: %s", me, name, coll_last_error(c));
+        for (int j = 0; j < 64; j++) {
+            float want = 0; /* ranks i.. still have batch i */
+            for (int k = i; k < n; k++)
+                want += (float)(k + 1) * (float)(j + 1);
+            if (fabsf(out[j] - want / (float)n) > 1e-4f * want)
+                FAIL("rank %d: join: %s [%d] = %g, want %g", me, name, j,
+                     out[j], want / n);
+        }
+    }
+    if ((r = coll_join(c, &last)) != 0)
+        FAIL("rank %d: join: %s", me, coll_last_error(c));
+    if (last != n - 1)
+        FAIL("rank %d: join: last rank %d, want %d", me, last, n - 1);
+    check_async(c); /* and on as before */
+    printf("rank %d: join passed, last %d\n", me, last);
+    return 0;
+}
+
 /* A few checks on more ranks than a power of two (the control exchanges'
  * last step is short): argument checks with small data, the ring
  * allreduce, alltoall(v) (on chords or, with COLL_MESH_RANKS below the
@@ -654,6 +693,8 @@ main(int argc, char **argv)
         r = run_alltoall(c);
     else if (strcmp(mode, "wide") == 0)
         r = run_wide(c);
+    else if (strcmp(mode, "join") == 0)
+        r = run_join(c);
     else if (strcmp(mode, "stream") == 0) {
         /* large allreduces on the ring, each checked: what an intruder
          * between two ranks would try to corrupt (trust.sh) */

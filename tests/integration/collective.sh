@@ -74,6 +74,14 @@ hvd -x HOROVOD_FUSION_THRESHOLD=4096 -x HOROVOD_CYCLE_TIME=3 -np 3 "$CHECK"
 check "small fusion buffer: every rank passed" \
     [ "$RC" -eq 0 -a "$(grep -c 'checks passed$' "$TMP/out")" -eq 3 ]
 
+# join: ranks with fewer batches join, the others' allreduces go on
+for np in 2 3; do
+    hvd -np $np "$CHECK" join
+    check "join on $np ranks: every rank passed, the last to join named" \
+        [ "$RC" -eq 0 -a "$(grep -c "join passed, last $((np - 1))\$" "$TMP/out")" -eq $np ]
+    [ "$RC" -eq 0 ] || sed 's/^/  | /' "$TMP/err" | head -5
+done
+
 hvd -np 3 "$CHECK" mismatch
 check "count mismatch: error on every rank, no abort" [ "$RC" -eq 0 ]
 check "count mismatch: reported" \
