@@ -7,14 +7,15 @@
     comm.allgather(x), comm.alltoall(x), comm.reducescatter(x),
     comm.barrier(), and *_async forms of allreduce, allgather, broadcast
 
-The library is found through $COLLECTIVE_LIB, then a build tree beside
-this file (build/lib), then the system's library path.
+Horovod's PyTorch API is collective.torch. The library is found as
+collective._lib says.
 """
 import ctypes
-import ctypes.util
-import os
 
 import numpy as np
+
+from collective._lib import CollectiveError  # noqa: F401
+from collective._lib import lib as _lib
 
 _DTYPES = {
     np.dtype(np.uint8): 0,
@@ -26,59 +27,6 @@ _DTYPES = {
     np.dtype(np.float64): 7,
 }
 _OPS = {"sum": 0, "avg": 1, "min": 2, "max": 3, "prod": 4}
-
-
-class CollectiveError(RuntimeError):
-    """A libcollective call failed; .code is the negative COLL_E* code."""
-
-    def __init__(self, code, message):
-        super().__init__(message)
-        self.code = code
-
-
-def _find_library():
-    here = os.path.dirname(os.path.abspath(__file__))
-    candidates = [os.environ.get("COLLECTIVE_LIB"),
-                  os.path.join(here, "..", "..", "build", "lib",
-                               "libcollective.so"),
-                  ctypes.util.find_library("collective")]
-    for path in candidates:
-        if path and (os.path.exists(path) or not os.path.dirname(path)):
-            return path
-    raise OSError("libcollective not found: set COLLECTIVE_LIB")
-
-
-def _load():
-    lib = ctypes.CDLL(_find_library())
-    vp, sz, i = ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int
-    lib.coll_init.argtypes = [ctypes.POINTER(vp)]
-    lib.coll_finalize.argtypes = [vp]
-    for name in ("rank", "size", "local_rank", "local_size", "cross_rank",
-                 "cross_size"):
-        getattr(lib, "coll_" + name).argtypes = [vp]
-    lib.coll_allreduce.argtypes = [vp, vp, vp, sz, i, i]
-    lib.coll_allreduce_fp16.argtypes = [vp, vp, vp, sz, i]
-    lib.coll_allreduce_async.argtypes = [vp, ctypes.c_char_p, vp, vp, sz, i, i,
-                                         ctypes.POINTER(vp)]
-    lib.coll_allgather_async.argtypes = [vp, ctypes.c_char_p, vp, vp, sz, i,
-                                         ctypes.POINTER(vp)]
-    lib.coll_broadcast_async.argtypes = [vp, ctypes.c_char_p, vp, sz, i, i,
-                                         ctypes.POINTER(vp)]
-    lib.coll_wait.argtypes = [vp]
-    lib.coll_test.argtypes = [vp, ctypes.POINTER(i)]
-    lib.coll_broadcast.argtypes = [vp, vp, sz, i, i]
-    lib.coll_allgather.argtypes = [vp, vp, vp, sz, i]
-    lib.coll_alltoall.argtypes = [vp, vp, vp, sz, i]
-    lib.coll_reducescatter.argtypes = [vp, vp, vp, sz, i, i]
-    lib.coll_barrier.argtypes = [vp]
-    lib.coll_strerror.restype = ctypes.c_char_p
-    lib.coll_strerror.argtypes = [i]
-    lib.coll_last_error.restype = ctypes.c_char_p
-    lib.coll_last_error.argtypes = [vp]
-    return lib
-
-
-_lib = _load()
 
 
 class Request:
