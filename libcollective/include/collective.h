@@ -162,6 +162,10 @@ COLL_API int coll_reducescatter(coll_comm *c, const void *send, void *recv,
 
 /* Bytes of one element. */
 COLL_API size_t coll_dtype_size(coll_dtype dt);
+/* The NCCL version (NCCL_VERSION_CODE) when this build has the NCCL
+ * backend for GPU buffers, else 0: without it a GPU pointer must never be
+ * passed. */
+COLL_API int coll_nccl_built(void);
 
 /* Static text for a code; never NULL. */
 COLL_API const char *coll_strerror(int err);

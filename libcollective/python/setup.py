@@ -42,7 +42,7 @@ setup(
     name="collective",
     version="0.1.0",
     description="libcollective for Python: numpy and Horovod's PyTorch API",
-    packages=["collective"],
+    packages=["collective", "collective.torch"],
     cmdclass={"build_py": build_with_library},
     python_requires=">=3.9",
 )

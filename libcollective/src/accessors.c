@@ -1,5 +1,6 @@
 #include "collective.h"
 #include "comm.h"
+#include "device.h"
 
 int
 coll_rank(const coll_comm *c)
@@ -56,4 +57,10 @@ const char *
 coll_last_error(const coll_comm *c)
 {
     return c ? c->last_error : coll_init_detail;
+}
+
+int
+coll_nccl_built(void)
+{
+    return dev_nccl_version();
 }

@@ -71,6 +71,8 @@ def _declare(lib):
     lib.coll_alltoallv.argtypes = [vp, vp, szp, vp, szp, i]
     lib.coll_reducescatter.argtypes = [vp, vp, vp, sz, i, i]
     lib.coll_barrier.argtypes = [vp]
+    lib.coll_join.argtypes = [vp, ctypes.POINTER(i)]
+    lib.coll_nccl_built.argtypes = []
     lib.coll_strerror.restype = ctypes.c_char_p
     lib.coll_strerror.argtypes = [i]
     lib.coll_last_error.restype = ctypes.c_char_p

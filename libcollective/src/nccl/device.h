@@ -75,6 +75,8 @@ typedef struct dev_piece {
 #define DEV_ON_DEVICE 0x100
 
 #ifdef COLL_HAVE_NCCL
+/* The NCCL version this build was made with (NCCL_VERSION_CODE). */
+int dev_nccl_version(void);
 /* 1 when p is GPU (or managed) memory; 0 without a usable GPU. */
 int dev_pointer(const void *p);
 /* The GPU a buffer lives on, or -1 for host memory. */
@@ -94,6 +96,11 @@ int dev_fused_allreduce(dev_comm **dc, const dev_peers *peers,
                         size_t threshold, char *err, size_t errlen);
 void dev_comm_free(dev_comm *d);
 #else
+static inline int
+dev_nccl_version(void)
+{
+    return 0;
+}
 static inline int
 dev_pointer(const void *p)
 {

@@ -268,3 +268,9 @@ dev_comm_device(const dev_comm *d)
 {
     return d ? d->device : -1;
 }
+
+int
+dev_nccl_version(void)
+{
+    return NCCL_VERSION_CODE;
+}

@@ -1,0 +1,43 @@
+"""Test worker: rank 1 kills itself (SIGKILL) in the middle of training;
+every other rank must raise HorovodInternalError from its next step,
+never hang. A survivor prints "rank R raised HorovodInternalError after
+S s" and exits 1; hvdrun must exit 137 (rank 1's SIGKILL).
+
+SIGTERM is only recorded here: hvdrun sends it to the survivors as soon
+as rank 1 dies, and the test wants to see the error they would raise.
+An argument, if given, only marks the processes for the test's cleanup.
+"""
+import os
+import signal
+import sys
+import time
+
+import torch
+import torch.nn.functional as F
+
+sys.path.insert(0, os.environ["COLLECTIVE_PY"])
+import collective.torch as hvd  # noqa: E402
+
+hvd.init()
+r = hvd.rank()
+signal.signal(signal.SIGTERM, lambda *_: None)
+torch.manual_seed(0)
+net = torch.nn.Sequential(torch.nn.Linear(32, 64), torch.nn.ReLU(),
+                          torch.nn.Linear(64, 4))
+opt = hvd.DistributedOptimizer(torch.optim.SGD(net.parameters(), lr=0.01),
+                               named_parameters=net.named_parameters())
+x, y = torch.randn(16, 32), torch.randint(0, 4, (16,))
+for step in range(1000):
+    if step == 3 and r == 1:
+        os.kill(os.getpid(), signal.SIGKILL)
+    if step == 3:
+        died = time.monotonic()
+    try:
+        opt.zero_grad()
+        F.cross_entropy(net(x), y).backward()
+        opt.step()
+    except hvd.HorovodInternalError as e:
+        print("rank %d raised HorovodInternalError after %.1f s: %s"
+              % (r, time.monotonic() - died, e), flush=True)
+        sys.exit(1)
+print("rank %d finished 1000 steps without an error" % r, flush=True)
