@@ -247,7 +247,8 @@ on_events(run *r)
         r->events_len = 0; /* an endless line: drop it */
 }
 
-/* Reads what one fd has; returns 0 at EOF or error, else 1. */
+/* Reads what one fd has; returns 1 after data, 0 at EOF or error (the fd
+ * is closed then), -1 when nothing is there yet. */
 static int
 drain(run *r, int i, int k)
 {
@@ -261,7 +262,7 @@ drain(run *r, int i, int k)
         return 1;
     }
     if (n < 0 && (errno == EAGAIN || errno == EINTR))
-        return 1;
+        return -1;
     out_stream_finish(&w->streams[k], &r->sinks[k]);
     close_fd(fd);
     return 0;
@@ -378,11 +379,31 @@ name_holders(run *r, int i, pid_set *left)
     }
 }
 
+/* Reads the output fds to their end where the writers are gone: a
+ * worker reaped in this round may have its EOF still unread. Bounded: a
+ * holder that keeps writing stays open. */
+static void
+drain_ended(run *r)
+{
+    for (int i = 0; i < r->n; i++) {
+        for (int k = 0; k < 2; k++) {
+            int *fd = k == 0 ? &r->w[i].sp.out_fd : &r->w[i].sp.err_fd;
+            for (int reads = 0; *fd >= 0 && reads < 64; reads++)
+                if (drain(r, i, k) != 1)
+                    break;
+        }
+        if (r->w[i].sp.status_fd >= 0)
+            on_status_fd(r, i);
+    }
+}
+
 static void
 check_timers(run *r)
 {
     if (r->start_deadline > 0)
         check_start(r);
+    if (r->unreaped == 0 && !r->stopping && open_fds(r) > 0)
+        drain_ended(r);
     /* Every worker is gone but something they started holds the pipes:
      * stop it as a failure would, saying what it is. */
     if (r->unreaped == 0 && !r->stopping && open_fds(r) > 0) {
