@@ -2,7 +2,7 @@
 # collective.torch (Horovod's PyTorch API) through hvdrun, with Debian's
 # /usr/bin/python3 and python3-torch: every operation and dtype, the
 # DistributedOptimizer against one process on the whole batch, the state
-# broadcasts, join, and a killed rank.
+# broadcasts, join, examples/pytorch_digits.py, and a killed rank.
 . "$(dirname "$0")/lib.sh"
 SRC=${SRC:?set SRC to the source folder}
 PY=/usr/bin/python3
@@ -28,6 +28,11 @@ for np in 1 3; do
 done
 hvd "${X[@]}" -x COLL_TRANSPORT=gloo -np 3 "$PY" "$HERE/torch_train_check.py"
 check "training helpers on 3 ranks over Gloo" [ "$RC" -eq 0 -a "$(grep -c 'collective.torch training ok' "$TMP/out")" -eq 3 ]
+
+hvd "${X[@]}" -np 4 -H localhost:4 "$PY" "$SRC/examples/pytorch_digits.py"
+check "pytorch_digits.py on 4 ranks reaches 97% (exit 0)" [ "$RC" -eq 0 ]
+check "pytorch_digits.py: a line per epoch from rank 0 only" [ "$(grep -c '^\[0\]<stdout>:epoch ' "$TMP/out")" -eq 30 -a -z "$(grep '^\[[1-9]\]<stdout>:epoch' "$TMP/out")" ]
+grep "test accuracy .* on 4 ranks" "$TMP/out"
 
 hvd "${X[@]}" -np 4 "$PY" "$HERE/torch_fail_check.py" "$MARK"
 check "a rank killed by SIGKILL: hvdrun exits 137" [ "$RC" -eq 137 ]

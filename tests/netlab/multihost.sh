@@ -7,6 +7,7 @@
 NETLAB="$(dirname "$0")/netlab.sh"
 CHECK=${COLL_CHECK:?set COLL_CHECK to the coll_check program}
 SPEW=${SPEW:?set SPEW to the spew test program}
+SRC=${SRC:?set SRC to the source folder}
 
 if [ "$(id -u)" -ne 0 ]; then
     echo "skip: network namespaces need root"
@@ -97,8 +98,25 @@ if /usr/bin/python3 -c 'import torch' 2>/dev/null; then
     check "DDP across 3 hosts: every rank's weights equal" \
         [ "$(grep -c 'weights equal on 6 ranks$' "$TMP/out")" -eq 6 ]
     [ "$RC" -eq 0 ] || sed 's/^/  | /' "$TMP/err" | tail -5
+    # --- Horovod's torch API (collective.torch) across the hosts: the
+    # --- digits example reaches its accuracy; a rank killed on one host
+    # --- makes every other rank raise, and hvdrun exits with its code ---
+    export COLLECTIVE_LIB=${COLLECTIVE_LIB:?set COLLECTIVE_LIB}
+    export COLLECTIVE_PY=$SRC/libcollective/python
+    PYENV=(-x COLLECTIVE_LIB -x COLLECTIVE_PY)
+    hvd -H "$H" "${PYENV[@]}" /usr/bin/python3 "$SRC/examples/pytorch_digits.py"
+    check "pytorch_digits.py across 3 hosts reaches 97% (exit 0)" [ "$RC" -eq 0 ]
+    grep "test accuracy .* on 6 ranks" "$TMP/out" || tail -5 "$TMP/err"
+    hvd -H "${ADDR[0]}:1,${ADDR[1]}:2,${ADDR[2]}:1" "${PYENV[@]}" \
+        /usr/bin/python3 "$SRC/tests/integration/torch_fail_check.py" "$MARK"
+    check "torch: rank 1 killed on ${ADDR[1]}: hvdrun exits 137" [ "$RC" -eq 137 ]
+    check "torch: the 3 other ranks raised HorovodInternalError" \
+        [ "$(grep -c 'raised HorovodInternalError' "$TMP/out")" -eq 3 ]
+    check "torch: hvdrun names the killed rank and its host" \
+        grep -q "rank 1 on ${ADDR[1]} was killed by signal 9" "$TMP/err"
+    check "torch: nothing left on the lab hosts" lab_clean_within 10
 else
-    echo "skip: DDP across hosts: /usr/bin/python3 has no torch (apt-get install python3-torch)"
+    echo "skip: torch across hosts: /usr/bin/python3 has no torch (apt-get install python3-torch)"
 fi
 
 # --- the launch host's own slots beside other hosts (a local agent) ---
