@@ -13,7 +13,7 @@ at install time.
 import os
 import shutil
 
-from setuptools import setup
+from setuptools import Distribution, setup
 from setuptools.command.build_py import build_py
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -38,11 +38,20 @@ class build_with_library(build_py):
         shutil.copyfile(built_library(), target)
 
 
+class WithLibrary(Distribution):
+    """The package carries a compiled library: its wheel is for this
+    platform, not py3-none-any."""
+
+    def has_ext_modules(self):
+        return True
+
+
 setup(
     name="collective",
     version="0.1.0",
     description="libcollective for Python: numpy and Horovod's PyTorch API",
     packages=["collective", "collective.torch"],
     cmdclass={"build_py": build_with_library},
+    distclass=WithLibrary,
     python_requires=">=3.9",
 )

@@ -15,7 +15,7 @@ import ctypes
 import numpy as np
 
 from collective._lib import CollectiveError  # noqa: F401
-from collective._lib import lib as _lib
+from collective._lib import lib as _clib
 
 _DTYPES = {
     np.dtype(np.uint8): 0,
@@ -37,12 +37,12 @@ class Request:
 
     def done(self):
         flag = ctypes.c_int(0)
-        _lib.coll_test(self._h, ctypes.byref(flag))
+        _clib.coll_test(self._h, ctypes.byref(flag))
         return bool(flag.value)
 
     def wait(self):
         if self._h is not None:
-            code = _lib.coll_wait(self._h)
+            code = _clib.coll_wait(self._h)
             self._h = None
             self._comm._check(code, self._comm._c)
         return self._out
@@ -53,18 +53,18 @@ class Comm:
 
     def __init__(self):
         handle = ctypes.c_void_p()
-        self._check(_lib.coll_init(ctypes.byref(handle)), None)
+        self._check(_clib.coll_init(ctypes.byref(handle)), None)
         self._c = handle
 
     def _check(self, code, handle):
         if code != 0:
-            detail = _lib.coll_last_error(handle).decode(errors="replace")
-            name = _lib.coll_strerror(code).decode()
+            detail = _clib.coll_last_error(handle).decode(errors="replace")
+            name = _clib.coll_strerror(code).decode()
             raise CollectiveError(code, f"{name}: {detail}")
 
     def close(self):
         if self._c:
-            _lib.coll_finalize(self._c)
+            _clib.coll_finalize(self._c)
             self._c = None
 
     def __enter__(self):
@@ -73,12 +73,12 @@ class Comm:
     def __exit__(self, *exc):
         self.close()
 
-    rank = property(lambda self: _lib.coll_rank(self._c))
-    size = property(lambda self: _lib.coll_size(self._c))
-    local_rank = property(lambda self: _lib.coll_local_rank(self._c))
-    local_size = property(lambda self: _lib.coll_local_size(self._c))
-    cross_rank = property(lambda self: _lib.coll_cross_rank(self._c))
-    cross_size = property(lambda self: _lib.coll_cross_size(self._c))
+    rank = property(lambda self: _clib.coll_rank(self._c))
+    size = property(lambda self: _clib.coll_size(self._c))
+    local_rank = property(lambda self: _clib.coll_local_rank(self._c))
+    local_size = property(lambda self: _clib.coll_local_size(self._c))
+    cross_rank = property(lambda self: _clib.coll_cross_rank(self._c))
+    cross_size = property(lambda self: _clib.coll_cross_size(self._c))
 
     @staticmethod
     def _array(a):
@@ -96,11 +96,11 @@ class Comm:
         if compression == "fp16":
             if src.dtype != np.float32:
                 raise TypeError("fp16 compression is for float32 arrays")
-            code = _lib.coll_allreduce_fp16(self._c, src.ctypes.data,
+            code = _clib.coll_allreduce_fp16(self._c, src.ctypes.data,
                                             out.ctypes.data, src.size,
                                             _OPS[op])
         elif compression is None:
-            code = _lib.coll_allreduce(self._c, src.ctypes.data,
+            code = _clib.coll_allreduce(self._c, src.ctypes.data,
                                        out.ctypes.data, src.size,
                                        _DTYPES[src.dtype], _OPS[op])
         else:
@@ -115,7 +115,7 @@ class Comm:
         src = self._array(array)
         out = np.empty_like(src)
         handle = ctypes.c_void_p()
-        self._check(_lib.coll_allreduce_async(
+        self._check(_clib.coll_allreduce_async(
             self._c, name.encode(), src.ctypes.data, out.ctypes.data,
             src.size, _DTYPES[src.dtype], _OPS[op], ctypes.byref(handle)),
             self._c)
@@ -127,7 +127,7 @@ class Comm:
         src = self._array(array)
         out = np.empty((self.size,) + src.shape, dtype=src.dtype)
         handle = ctypes.c_void_p()
-        self._check(_lib.coll_allgather_async(
+        self._check(_clib.coll_allgather_async(
             self._c, name.encode(), src.ctypes.data, out.ctypes.data,
             src.size, _DTYPES[src.dtype], ctypes.byref(handle)), self._c)
         return Request(self, handle, src, out)
@@ -137,7 +137,7 @@ class Comm:
         new array holding it (array itself is left alone)."""
         out = np.array(self._array(array), copy=True)
         handle = ctypes.c_void_p()
-        self._check(_lib.coll_broadcast_async(
+        self._check(_clib.coll_broadcast_async(
             self._c, name.encode(), out.ctypes.data, out.size,
             _DTYPES[out.dtype], root, ctypes.byref(handle)), self._c)
         return Request(self, handle, out, out)
@@ -147,7 +147,7 @@ class Comm:
         if not array.flags["C_CONTIGUOUS"]:
             raise ValueError("broadcast needs a contiguous array")
         self._array(array)
-        self._check(_lib.coll_broadcast(self._c, array.ctypes.data,
+        self._check(_clib.coll_broadcast(self._c, array.ctypes.data,
                                         array.size, _DTYPES[array.dtype],
                                         root), self._c)
         return array
@@ -156,7 +156,7 @@ class Comm:
         """Every rank's array stacked along a new first axis."""
         src = self._array(array)
         out = np.empty((self.size,) + src.shape, dtype=src.dtype)
-        self._check(_lib.coll_allgather(self._c, src.ctypes.data,
+        self._check(_clib.coll_allgather(self._c, src.ctypes.data,
                                         out.ctypes.data, src.size,
                                         _DTYPES[src.dtype]), self._c)
         return out
@@ -171,7 +171,7 @@ class Comm:
             raise ValueError(f"alltoall: first axis of {src.shape} does "
                              f"not divide into {self.size} blocks")
         out = np.empty_like(src)
-        self._check(_lib.coll_alltoall(self._c, src.ctypes.data,
+        self._check(_clib.coll_alltoall(self._c, src.ctypes.data,
                                        out.ctypes.data, src.size // self.size,
                                        _DTYPES[src.dtype]), self._c)
         return out
@@ -187,11 +187,11 @@ class Comm:
         mine = src.size // n + (rank < src.size % n)
         out = np.empty((src.shape[0] // n,) + src.shape[1:] if rows
                        else (mine,), dtype=src.dtype)
-        self._check(_lib.coll_reducescatter(self._c, src.ctypes.data,
+        self._check(_clib.coll_reducescatter(self._c, src.ctypes.data,
                                             out.ctypes.data, src.size,
                                             _DTYPES[src.dtype], _OPS[op]),
                     self._c)
         return out
 
     def barrier(self):
-        self._check(_lib.coll_barrier(self._c), self._c)
+        self._check(_clib.coll_barrier(self._c), self._c)

@@ -25,7 +25,7 @@ def _installed_path():
         from collective._libpath import LIBRARY
     except ImportError:
         return None
-    return LIBRARY
+    return os.path.normpath(os.path.join(_HERE, LIBRARY))
 
 
 def _candidates():
