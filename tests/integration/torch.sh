@@ -21,10 +21,10 @@ fi
 for np in 1 3; do
     hvd "${X[@]}" -np $np "$PY" "$HERE/torch_check.py"
     check "every op and dtype on $np ranks" [ "$RC" -eq 0 -a "$(grep -c 'collective.torch ops ok' "$TMP/out")" -eq $np ]
-    [ "$RC" -eq 0 ] || tail -20 "$TMP/out" "$TMP/err"
+    [ "$RC" -eq 0 ] || tail -n 20 "$TMP/out" "$TMP/err"
     hvd "${X[@]}" -np $np "$PY" "$HERE/torch_train_check.py"
     check "training helpers on $np ranks" [ "$RC" -eq 0 -a "$(grep -c 'collective.torch training ok' "$TMP/out")" -eq $np ]
-    [ "$RC" -eq 0 ] || tail -20 "$TMP/out" "$TMP/err"
+    [ "$RC" -eq 0 ] || tail -n 20 "$TMP/out" "$TMP/err"
 done
 hvd "${X[@]}" -x COLL_TRANSPORT=gloo -np 3 "$PY" "$HERE/torch_train_check.py"
 check "training helpers on 3 ranks over Gloo" [ "$RC" -eq 0 -a "$(grep -c 'collective.torch training ok' "$TMP/out")" -eq 3 ]

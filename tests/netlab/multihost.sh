@@ -104,6 +104,9 @@ if /usr/bin/python3 -c 'import torch' 2>/dev/null; then
     export COLLECTIVE_LIB=${COLLECTIVE_LIB:?set COLLECTIVE_LIB}
     export COLLECTIVE_PY=$SRC/libcollective/python
     PYENV=(-x COLLECTIVE_LIB -x COLLECTIVE_PY)
+    if [ -n "${SANITIZE_PRELOAD:-}" ]; then # an ASan libcollective in python3
+        PYENV+=(-x "LD_PRELOAD=$SANITIZE_PRELOAD" -x ASAN_OPTIONS=detect_leaks=0)
+    fi
     hvd -H "$H" "${PYENV[@]}" /usr/bin/python3 "$SRC/examples/pytorch_digits.py"
     check "pytorch_digits.py across 3 hosts reaches 97% (exit 0)" [ "$RC" -eq 0 ]
     grep "test accuracy .* on 6 ranks" "$TMP/out" || tail -5 "$TMP/err"
