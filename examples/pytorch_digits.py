@@ -90,17 +90,19 @@ def main():
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--lr", type=float, default=0.002)
     parser.add_argument("--min-accuracy", type=float, default=0.97)
+    parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
 
     hvd.init()
-    torch.manual_seed(42)
+    torch.manual_seed(args.seed)
     # one thread per rank: the ranks of a host share its cores
     torch.set_num_threads(1)
     start = time.monotonic()
 
     train_set, test_set = data_sets()
     train_sampler = DistributedSampler(train_set, num_replicas=hvd.size(),
-                                       rank=hvd.rank(), shuffle=True, seed=42)
+                                       rank=hvd.rank(), shuffle=True,
+                                       seed=args.seed)
     test_sampler = DistributedSampler(test_set, num_replicas=hvd.size(),
                                       rank=hvd.rank(), shuffle=False)
     # DistributedSampler pads the test shards to equal length; drop it
