@@ -84,6 +84,7 @@ say(const char *fmt, ...)
 typedef struct reporter {
     hvdd_client *c;
     int broken;
+    int said_failed; /* the launcher heard of this host's first failure */
 } reporter;
 
 static void
@@ -93,6 +94,12 @@ report_end(void *arg, int rank, int pid, int status)
     int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
     int r;
 
+    /* at once, not at the agent's end: this host's other ranks may take
+     * the whole grace to stop, and the job's failure is the first one */
+    if (code != 0 && !rp->said_failed) {
+        rp->said_failed = 1;
+        say("failed %d %d", rank, code);
+    }
     if (rp->c == NULL || rp->broken)
         return;
     r = hvdd_client_post(
@@ -107,7 +114,7 @@ run_workers(hvdrun_brief *j, const agent_net *an)
 {
     reporter rp = {
         hvdd_client_new(j->rendezvous_addr, j->rendezvous_port, j->token, 1),
-        0};
+        0, 0};
     int first = cfg_plan_first_rank(&j->plan, j->host), n = 0, code, i;
     worker_net net = {an->master_addr,    an->master_port,    an->iface,
                       j->rendezvous_addr, j->rendezvous_port, j->token,

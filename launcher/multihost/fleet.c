@@ -111,6 +111,22 @@ host_error(fleet *j, host_run *h, const char *step, const char *why)
 
 /* ---- what the agents say ---- */
 
+/* A host's first failed rank: the job fails with the first failure the
+ * launcher hears of, not with the first agent to end (an agent whose
+ * other ranks take the grace to stop ends later than one whose ranks
+ * exited on their own). */
+static void
+on_rank_failed(fleet *j, host_run *h)
+{
+    char why[600];
+
+    if (!j->go_sent || j->stopping || j->failed >= 0)
+        return;
+    j->failed = (int)(h - j->h);
+    snprintf(why, sizeof(why), "a rank on %s failed", h->name);
+    stop_all(j, why);
+}
+
 static void
 on_control(fleet *j, host_run *h, char *msg)
 {
@@ -121,6 +137,8 @@ on_control(fleet *j, host_run *h, char *msg)
         if (cfg_values_flag(&j->s->values, CFG_OPT_VERBOSE))
             fprintf(stderr, "hvdrun: %s: agent ready, network %s (%s)\n",
                     h->name, h->iface, h->addr);
+    } else if (strncmp(msg, "failed ", 7) == 0) {
+        on_rank_failed(j, h);
     } else if (strncmp(msg, "error ", 6) == 0) {
         char *colon = strstr(msg + 6, ": ");
         /* "HOST: step: reason": the agent names its step */

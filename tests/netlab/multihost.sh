@@ -156,6 +156,18 @@ check "remote failure: hvdd's view of every rank's end" \
     grep -q "^hvdrun: hvdd's view: 6 ranks; .*exit 7: rank 3 on ${ADDR[1]}" "$TMP/err"
 check "remote failure: no process left on any host" lab_clean_within 10
 
+# --- the job's failure is the first one, not the first host to end: rank 1
+# --- fails at once beside a rank that takes the whole grace to stop; rank
+# --- 0, alone on its host, would fail later with another code ---
+hvd -H "${ADDR[0]}:1,${ADDR[1]}:2" --kill-grace 3 sh -c "case \$HOROVOD_RANK in
+    1) sleep 0.3; exit 7 ;;
+    2) trap '' TERM; sleep 30 ;;
+    0) sleep 1.5; exit 3 ;; esac # $MARK"
+check "first failure wins: hvdrun exits 7 (rank 1's), not 3" [ "$RC" -eq 7 ]
+check "first failure wins: the failed host named" \
+    grep -q "job failed on ${ADDR[1]}" "$TMP/err"
+check "first failure wins: nothing left on any host" lab_clean_within 10
+
 # --- daemons that remote ranks leave behind (setsid, output detached) are
 # --- stopped with the job by each host's agent ---
 rm -f daemon.*
