@@ -102,7 +102,12 @@ add_host() { # INDEX
     # Hosts after the first resolve their own name to 127.0.1.1, as a
     # fresh Debian does (/etc/hosts): a framework that trusts the name
     # gets loopback, the trap hvdrun must keep workers out of.
+    # (A system without /etc/hosts, a minimal chroot, has no file to mount
+    # over: there the name does not resolve at all, and the lab says so.)
     printf '127.0.0.1\tlocalhost\n127.0.1.1\t%s\n' "$(hostname)" >"$DIR/etc_hosts$i"
+    if [ "$i" -eq 2 ] && [ ! -e /etc/hosts ]; then
+        echo "netlab: no /etc/hosts here: hosts 2.. cannot resolve their name to 127.0.1.1" >&2
+    fi
     # A fresh host runs none of the launch user's shell start-up files
     # (here they may start tool managers that cost seconds); the mounts
     # stay inside this sshd's mount namespace.
@@ -110,7 +115,7 @@ add_host() { # INDEX
         for f in "$HOME/.bashrc" "$HOME/.profile" "$HOME/.bash_profile"; do
             [ -e "$f" ] && mount --bind /dev/null "$f"
         done
-        [ "$3" -gt 1 ] && mount --bind "$4" /etc/hosts
+        [ "$3" -gt 1 ] && [ -e /etc/hosts ] && mount --bind "$4" /etc/hosts
         exec /usr/sbin/sshd -f "$1" -E "$2"' sh "$DIR/sshd$i.conf" "$DIR/sshd$i.log" \
         "$i" "$DIR/etc_hosts$i"
     echo "$addr" >>"$DIR/hosts"
