@@ -1,11 +1,13 @@
-"""Test worker: rank 1 kills itself (SIGKILL) in the middle of training;
-every other rank must raise HorovodInternalError from its next step,
-never hang. A survivor prints "rank R raised HorovodInternalError after
-S s" and exits 1; hvdrun must exit 137 (rank 1's SIGKILL).
+"""Test worker: rank 1 stops in the middle of training, by SIGKILL (the
+argument KILL) or by SIGSTOP (STOP: it hangs); every other rank must
+raise HorovodInternalError from its next step, never hang: at once for a
+dead peer, within HOROVOD_GLOO_TIMEOUT_SECONDS for a hung one. A survivor
+prints "rank R raised HorovodInternalError after S s" and exits 1.
 
 SIGTERM is only recorded here: hvdrun sends it to the survivors as soon
 as rank 1 dies, and the test wants to see the error they would raise.
-An argument, if given, only marks the processes for the test's cleanup.
+A second argument, if given, only marks the processes for the test's
+cleanup.
 """
 import os
 import signal
@@ -18,6 +20,7 @@ import torch.nn.functional as F
 sys.path.insert(0, os.environ["COLLECTIVE_PY"])
 import collective.torch as hvd  # noqa: E402
 
+how = getattr(signal, "SIG" + sys.argv[1])
 hvd.init()
 r = hvd.rank()
 signal.signal(signal.SIGTERM, lambda *_: None)
@@ -29,7 +32,7 @@ opt = hvd.DistributedOptimizer(torch.optim.SGD(net.parameters(), lr=0.01),
 x, y = torch.randn(16, 32), torch.randint(0, 4, (16,))
 for step in range(1000):
     if step == 3 and r == 1:
-        os.kill(os.getpid(), signal.SIGKILL)
+        os.kill(os.getpid(), how)
     if step == 3:
         died = time.monotonic()
     try:

@@ -111,7 +111,7 @@ if /usr/bin/python3 -c 'import torch' 2>/dev/null; then
     check "pytorch_digits.py across 3 hosts reaches 97% (exit 0)" [ "$RC" -eq 0 ]
     grep "test accuracy .* on 6 ranks" "$TMP/out" || tail -5 "$TMP/err"
     hvd -H "${ADDR[0]}:1,${ADDR[1]}:2,${ADDR[2]}:1" "${PYENV[@]}" \
-        /usr/bin/python3 "$SRC/tests/integration/torch_fail_check.py" "$MARK"
+        /usr/bin/python3 "$SRC/tests/integration/torch_fail_check.py" KILL "$MARK"
     check "torch: rank 1 killed on ${ADDR[1]}: hvdrun exits 137" [ "$RC" -eq 137 ]
     check "torch: the 3 other ranks raised HorovodInternalError" \
         [ "$(grep -c 'raised HorovodInternalError' "$TMP/out")" -eq 3 ]
