@@ -242,8 +242,12 @@ ring_run_step_on(tcp_ring *g, const ring_link *l, const ring_buf *b,
             }
         }
         idle_since = 0;
-        struct pollfd p[2] = {{l->out, to_send ? POLLOUT : 0, 0},
-                              {l->in, to_get ? POLLIN : 0, 0}};
+        /* only the streams this step still uses: poll reports a hang-up
+         * even without events asked for, so a peer that is done with this
+         * step and gone would wake it at once, for ever, past the timeout
+         * that a hung peer on the other stream must meet */
+        struct pollfd p[2] = {{to_send ? l->out : -1, POLLOUT, 0},
+                              {to_get ? l->in : -1, POLLIN, 0}};
         while ((n = poll(p, 2, g->timeout_ms)) < 0 && errno == EINTR)
             ;
         if (n <= 0) {
