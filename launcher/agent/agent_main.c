@@ -112,9 +112,8 @@ report_end(void *arg, int rank, int pid, int status)
 static int
 run_workers(hvdrun_brief *j, const agent_net *an)
 {
-    reporter rp = {
-        hvdd_client_new(j->rendezvous_addr, j->rendezvous_port, j->token, 1),
-        0, 0};
+    reporter rp = {.c = hvdd_client_new(j->rendezvous_addr, j->rendezvous_port,
+                                        j->token, 1)};
     int first = cfg_plan_first_rank(&j->plan, j->host), n = 0, code, i;
     worker_net net = {an->master_addr,    an->master_port,    an->iface,
                       j->rendezvous_addr, j->rendezvous_port, j->token,
