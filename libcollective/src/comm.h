@@ -17,6 +17,7 @@ struct coll_comm {
     int cross_rank, cross_size;
     hvdd_client *client;         /* NULL for a job of one */
     transport_kind kind;         /* COLL_TRANSPORT: tcp or gloo */
+    int shm;                     /* COLL_SHM: ranks of one host share memory */
     transport *world;            /* every rank; NULL for a job of one */
     transport *local;            /* this host's ranks, once needed */
     transport *cross;            /* local_rank 0 of every host, once needed */
@@ -39,9 +40,10 @@ int comm_fail(coll_comm *c, int code, const char *fmt, ...)
 int comm_connect(coll_comm *c);
 void comm_disconnect(coll_comm *c);
 /* A transport of c's kind (no I/O yet) for rank of size, its keys under
- * c's prefix and name; NULL when out of memory. */
+ * c's prefix and name; shared memory when one_host (all its ranks are on
+ * this host) and COLL_SHM allows. NULL when out of memory. */
 transport *comm_transport_new(const coll_comm *c, const char *name, int rank,
-                              int size);
+                              int size, int one_host);
 
 /* A client of the job's hvdd from the environment hvdrun set, or NULL
  * (out of memory, or no rendezvous address). */

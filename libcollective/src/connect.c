@@ -1,5 +1,6 @@
 /* Joining the job's transport: hvdd's store and the world transport
- * (the TCP ring, or Gloo with COLL_TRANSPORT=gloo). */
+ * (shared memory when every rank is on this host, else the TCP ring, or
+ * Gloo with COLL_TRANSPORT=gloo). */
 #include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -95,7 +96,8 @@ comm_new_client(void)
 }
 
 transport *
-comm_transport_new(const coll_comm *c, const char *name, int rank, int size)
+comm_transport_new(const coll_comm *c, const char *name, int rank, int size,
+                   int one_host)
 {
     const char *iface = getenv("HOROVOD_GLOO_IFACE");
     transport *t;
@@ -104,6 +106,7 @@ comm_transport_new(const coll_comm *c, const char *name, int rank, int size)
         .size = size,
         .timeout_ms = comm_timeout_ms(),
         .cpu_each = cpu_each(c),
+        .one_host = one_host && c->shm,
         .mesh_ranks = mesh_ranks(),
         .open_store = comm_new_client,
     };
@@ -130,6 +133,11 @@ comm_connect(coll_comm *c)
         return comm_fail(c, COLL_EINVAL,
                          "COLL_TRANSPORT='%s': use tcp (the default) or gloo",
                          getenv("COLL_TRANSPORT"));
+    if (transport_shm_from_env(&c->shm) != 0)
+        return comm_fail(c, COLL_EINVAL,
+                         "COLL_SHM='%s': use 1 (the default: ranks of one "
+                         "host share memory) or 0",
+                         getenv("COLL_SHM"));
     if (c->size == 1)
         return 0;
     if (addr == NULL || port <= 0)
@@ -143,7 +151,9 @@ comm_connect(coll_comm *c)
     if ((c->client = comm_new_client()) == NULL)
         return comm_fail(c, COLL_ENOMEM, "out of memory");
     comm_prefix(c->prefix, sizeof(c->prefix));
-    if ((c->world = comm_transport_new(c, "", c->rank, c->size)) == NULL)
+    c->world =
+        comm_transport_new(c, "", c->rank, c->size, c->local_size == c->size);
+    if (c->world == NULL)
         r = comm_fail(c, COLL_ENOMEM, "out of memory");
     /* now, not at the first collective: a rank that dies before it then
      * closes its streams, and the others learn of it at once */

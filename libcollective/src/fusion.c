@@ -542,7 +542,8 @@ start(coll_comm *c)
     f->hdrs = calloc((size_t)f->size * 3, sizeof(*f->hdrs));
     f->bytes = calloc((size_t)f->size, sizeof(*f->bytes));
     f->joined = calloc((size_t)f->size, sizeof(*f->joined));
-    f->net = comm_transport_new(c, ".async", c->rank, c->size);
+    f->net = comm_transport_new(c, ".async", c->rank, c->size,
+                                c->local_size == c->size);
     if (f->hdrs == NULL || f->bytes == NULL || f->joined == NULL ||
         f->net == NULL)
         goto out;

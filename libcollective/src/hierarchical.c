@@ -4,7 +4,8 @@
  * cross transport, then a broadcast within each host. Only one rank per host
  * sends across hosts, which pays where the network between hosts is slower
  * than within them. Taking the cross step on local_rank 0 only keeps it
- * right when hosts have different numbers of ranks.
+ * right when hosts have different numbers of ranks. The local transport
+ * is shared memory (unless COLL_SHM=0).
  *
  * The two transports are connected at the first such call: every rank makes
  * the call at the same point of its sequence, so their keys match. */
@@ -28,7 +29,7 @@ comm_hier_wanted(const coll_comm *c)
  * at its first use; none for a group of one. */
 static int
 open_group(coll_comm *c, transport **t, const char *which, int group, int rank,
-           int size)
+           int size, int one_host)
 {
     char name[64];
     int r;
@@ -36,7 +37,7 @@ open_group(coll_comm *c, transport **t, const char *which, int group, int rank,
     if (*t || size < 2)
         return 0;
     snprintf(name, sizeof(name), ".%s%d", which, group);
-    if ((*t = comm_transport_new(c, name, rank, size)) == NULL)
+    if ((*t = comm_transport_new(c, name, rank, size, one_host)) == NULL)
         return COLL_ENOMEM;
     r = (*t)->ops->connect(*t, "hierarchical allreduce", c->last_error,
                            sizeof(c->last_error));
@@ -61,9 +62,10 @@ comm_hier_allreduce(coll_comm *c, const void *send, void *recv, size_t count,
     /* the local group is named by its host's first rank, the cross group
      * of local_rank 0 by nothing else */
     r = open_group(c, &c->local, "local", host_first, c->local_rank,
-                   c->local_size);
+                   c->local_size, 1);
     if (r == 0 && c->local_rank == 0)
-        r = open_group(c, &c->cross, "cross", 0, c->cross_rank, c->cross_size);
+        r = open_group(c, &c->cross, "cross", 0, c->cross_rank, c->cross_size,
+                       0);
     if (r == 0 && c->local)
         r = c->local->ops->allreduce(c->local, &local, 1, dt, op, err, errlen);
     else if (r == 0 && send != recv) /* alone on its host */

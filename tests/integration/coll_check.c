@@ -3,7 +3,7 @@
  * usage: coll_check [all | wide | alltoall | mismatch | unmatched | die RANK |
  *                    die-at-start RANK | die-streaming RANK |
  *                    die-alltoall RANK | stall-streaming RANK | stream |
- *                    join]
+ *                    join | hold SECONDS]
  * Prints "rank R: N checks passed" or the first failure (exit 1).
  * Built with COLL_CHECK_GPU (coll_check_gpu), every buffer is in GPU
  * memory (gpu_shim.h); then also: coll_check_gpu count | mixed. */
@@ -782,6 +782,21 @@ main(int argc, char **argv)
         printf("rank %d: %s: %s\n", coll_rank(c), coll_strerror(r),
                coll_last_error(c));
         r = 0;
+    } else if (strcmp(mode, "hold") == 0 && argc > 2) {
+        /* a job that stays up, connected, for a test to look at; its
+         * allreduce is large enough for the transports (and the
+         * hierarchical one) to be used, not only the argument check */
+        enum { N = 65536 };
+        static float v[N];
+        for (int i = 0; i < N; i++)
+            v[i] = (float)(coll_rank(c) + i % 7);
+        r = coll_allreduce(c, v, v, N, COLL_DT_F32, COLL_OP_SUM);
+        float want = (float)(coll_size(c) * (coll_size(c) - 1) / 2 +
+                             coll_size(c) * (N - 1) % 7);
+        printf("rank %d: holding, pid %d, %s\n", coll_rank(c), (int)getpid(),
+               r == 0 && v[N - 1] == want ? "right" : "wrong");
+        fflush(stdout);
+        sleep((unsigned)strtoul(argv[2], NULL, 10));
     } else if (strcmp(mode, "die-streaming") == 0 && argc > 2) {
         fail_streaming(c, (int)strtol(argv[2], NULL, 10), SIGKILL, 0);
     } else if (strcmp(mode, "die-alltoall") == 0 && argc > 2) {

@@ -5,15 +5,21 @@
 . "$(dirname "$0")/lib.sh"
 CHECK=${COLL_CHECK:?set COLL_CHECK to the coll_check program}
 HELLO=${HELLO:?set HELLO to the hello example}
-# The same checks run on either host transport (integration.collective_gloo
-# sets COLL_TRANSPORT=gloo); hvdrun forwards the variable to the workers.
-# Only the words of a timeout differ: the ring's own, or Gloo's.
+# The same checks run on each transport: shared memory among the ranks of
+# one host (integration.collective, the default), the TCP ring
+# (integration.collective_tcp sets COLL_SHM=0) and Gloo
+# (integration.collective_gloo: COLL_TRANSPORT=gloo too); hvdrun forwards
+# the variables to the workers. Only the words of a timeout differ.
 # A dead peer: the TCP ring fails every rank at once (60 s would be far
 # too late); Gloo fails only the ranks whose connections see it, and one
 # whose send to it is pending waits for the timeout (8 s here, within the
 # checks' 20 s).
-case "${COLL_TRANSPORT:-tcp}" in
-gloo)
+case "${COLL_SHM:-1}/${COLL_TRANSPORT:-tcp}" in
+1/*)
+    TIMEOUT_WORDS='allreduce: no progress from rank .* of this host for 3 s'
+    DEAD_TIMEOUT=60
+    ;;
+*/gloo)
     TIMEOUT_WORDS='allreduce: .*Timed out waiting 3000ms'
     DEAD_TIMEOUT=8
     ;;
@@ -22,7 +28,7 @@ gloo)
     DEAD_TIMEOUT=60
     ;;
 esac
-echo "# transport: ${COLL_TRANSPORT:-tcp}"
+echo "# transport: ${COLL_TRANSPORT:-tcp}, COLL_SHM=${COLL_SHM:-1}"
 
 hvd -x COLL_TRANSPORT=nosuch -np 2 "$HELLO"
 check "unknown COLL_TRANSPORT: every rank fails, naming it" \

@@ -9,6 +9,9 @@
 CHECK=${COLL_CHECK:?set COLL_CHECK to the coll_check program}
 INTRUDER="/usr/bin/python3 $(dirname "$0")/intruder.py"
 command -v ss >/dev/null || { echo "skip: ss (iproute2) is missing"; exit 77; }
+# ranks of one host share memory (shm.sh checks that a stranger cannot
+# open it); here they take the TCP ring, as ranks on different hosts do
+export COLL_SHM=0
 
 # start_late DELAY ARGS...: hvdrun with 2 ranks of coll_check stream in the
 # background (pid in $JOB), rank 1 DELAY seconds late; each rank's pid in

@@ -1,4 +1,4 @@
-/* Choosing a transport (COLL_TRANSPORT) and what both share. */
+/* Choosing a transport (COLL_TRANSPORT, COLL_SHM) and what they share. */
 #include "transport.h"
 
 #include <stdlib.h>
@@ -18,9 +18,25 @@ transport_kind_from_env(transport_kind *kind)
     return 0;
 }
 
+int
+transport_shm_from_env(int *on)
+{
+    const char *v = getenv("COLL_SHM");
+
+    if (v == NULL || *v == '\0' || strcmp(v, "1") == 0)
+        *on = 1;
+    else if (strcmp(v, "0") == 0)
+        *on = 0;
+    else
+        return -1;
+    return 0;
+}
+
 transport *
 transport_new(transport_kind kind, const transport_spec *spec)
 {
+    if (spec->one_host)
+        return shm_transport_new(spec);
     return kind == TRANSPORT_GLOO ? gloo_transport_new(spec)
                                   : tcp_transport_new(spec);
 }

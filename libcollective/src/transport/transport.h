@@ -1,10 +1,11 @@
 /* The seam between the comm and the networks that carry host buffers:
  * every host collective (the control exchange, allreduce, allgather(v),
  * broadcast, reducescatter, alltoall(v), barrier; fused and hierarchical
- * ones too) goes through a transport. Two implement it: the native TCP
+ * ones too) goes through a transport. Three implement it: the native TCP
  * ring (tcp/, the default) and Gloo's own algorithms (gloo/,
- * COLL_TRANSPORT=gloo). A transport knows nothing of the comm: what it
- * needs comes in a transport_spec. Private to libcollective. */
+ * COLL_TRANSPORT=gloo) between hosts, and shared memory (shm/) among
+ * the ranks of one host unless COLL_SHM=0. A transport knows nothing of the
+ * comm: what it needs comes in a transport_spec. Private to libcollective. */
 #ifndef COLL_TRANSPORT_H
 #define COLL_TRANSPORT_H
 
@@ -33,6 +34,7 @@ typedef struct transport_spec {
     char iface[64];   /* the interface hvdd chose (HOROVOD_GLOO_IFACE) */
     int timeout_ms;   /* the longest wait without progress */
     int cpu_each;     /* this host's ranks have a CPU each (else yield it) */
+    int one_host;     /* every rank is on this host: shared memory */
     int mesh_ranks;   /* tcp: alltoall(v) on its own streams up to this many
                          ranks, on a Gloo transport beyond (COLL_MESH_RANKS) */
     char secret[160]; /* the job token (HVDD_TOKEN): tcp's streams prove
@@ -56,7 +58,7 @@ typedef struct transport transport;
  * (what: the operation, for errors). Every rank of the transport makes
  * the same calls in the same order. */
 typedef struct transport_ops {
-    const char *name; /* "tcp", "gloo": as COLL_TRANSPORT names them */
+    const char *name; /* "tcp", "gloo" (as COLL_TRANSPORT names them), "shm" */
     /* Joins the other ranks (coll_init's, or the first use's). */
     int (*connect)(transport *t, const char *what, char *err, size_t errlen);
     /* The control exchange: all holds size slots of bytes each, this
@@ -103,7 +105,12 @@ typedef enum transport_kind { TRANSPORT_TCP, TRANSPORT_GLOO } transport_kind;
  * anything else (*kind untouched). */
 int transport_kind_from_env(transport_kind *kind);
 
-/* A transport of kind for spec (no I/O yet), or NULL when out of memory.
+/* COLL_SHM: "1" (also unset or empty) or "0"; 0, or -1 for anything
+ * else (*on untouched). */
+int transport_shm_from_env(int *on);
+
+/* A transport of kind for spec (shared memory instead when spec->one_host;
+ * no I/O yet), or NULL when out of memory.
  * Free it with transport_free (NULL accepted). */
 transport *transport_new(transport_kind kind, const transport_spec *spec);
 void transport_free(transport *t);
@@ -111,6 +118,7 @@ void transport_free(transport *t);
 /* The implementations' constructors (tcp/, gloo/). */
 transport *tcp_transport_new(const transport_spec *spec);
 transport *gloo_transport_new(const transport_spec *spec);
+transport *shm_transport_new(const transport_spec *spec);
 
 /* size entries of bytes each (malloc'd; NULL when out of memory): the
  * sizes for the forms whose slots are all one size. */

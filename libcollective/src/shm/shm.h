@@ -1,0 +1,98 @@
+/* The shared-memory transport for the ranks of one host: a segment (a
+ * memfd, never a name in /dev/shm) that every rank maps, and the steps
+ * the collectives are made of. Private to libcollective.
+ *
+ * A step: every rank writes its own area of the step's slot, posts (its
+ * counter becomes the step's number + 1), waits until every rank has
+ * posted, then reads the others' areas. Two slots alternate: a rank that
+ * has seen every rank post step s knows every rank is done reading step
+ * s - 1, so the slot of step s + 1 is free to write before that step
+ * begins (the allreduce writes its reduced chunk there at once). */
+#ifndef COLL_SHM_H
+#define COLL_SHM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "transport.h"
+
+/* What one rank writes per step, at most: the chunk that the reductions
+ * cut into size sub-blocks. On 2 ranks (2 cores), 64 MiB allreduce: see
+ * shm_reduce.c for the figures. */
+#define SHM_SUBS_BYTES (256u << 10)
+/* A rank's control line: its counter alone on a cache line, so that a
+ * rank spinning on one peer's line does not slow another's writes. */
+#define SHM_LINE 64
+
+/* The segment begins with this, written by rank 0 before it publishes
+ * the segment; the others check it against what they were told. */
+typedef struct shm_header {
+    uint64_t magic;
+    uint32_t size;  /* ranks */
+    uint32_t sub;   /* bytes of a sub-block */
+    uint64_t bytes; /* of the segment */
+    unsigned char nonce[16];
+    /* ranks asleep on a futex: a poster wakes them only when some are */
+    uint32_t sleepers __attribute__((aligned(SHM_LINE)));
+} shm_header;
+
+/* Rank k's control line: written by rank k alone. */
+typedef struct shm_line {
+    uint32_t posted; /* steps it has posted */
+    int32_t pid;     /* its process, written once it has mapped the segment */
+} shm_line;
+
+typedef struct shm_transport {
+    transport base;
+    transport_spec spec;
+    unsigned char *seg; /* the mapping */
+    size_t seg_bytes;
+    shm_header *head;
+    unsigned char *lines; /* size control lines */
+    unsigned char *slots; /* 2 slots of size areas */
+    size_t sub;           /* bytes of one sub-block (a multiple of 64) */
+    size_t area;          /* a rank's area: its size sub-blocks + one */
+    uint32_t step;        /* steps this rank has posted */
+    int *pidfd;           /* each peer's, to see it die (-1: none) */
+    int *pid;
+} shm_transport;
+
+static inline shm_line *
+shm_line_of(const shm_transport *t, int k)
+{
+    return (shm_line *)(t->lines + (size_t)k * SHM_LINE);
+}
+
+/* The segment (shm_segment.c): rank 0 makes it and publishes where it
+ * is in hvdd's store; the others map it; connect returns once every rank
+ * has. No descriptor of it remains open after. */
+int shm_attach(shm_transport *t, const char *what, char *err, size_t errlen);
+void shm_detach(shm_transport *t);
+
+/* The geometry for size ranks (sub, area, seg_bytes). */
+void shm_geometry(shm_transport *t);
+
+/* rank's area in the slot of step (the slot alternates). */
+static inline unsigned char *
+shm_area(const shm_transport *t, uint32_t step, int rank)
+{
+    return t->slots +
+           ((size_t)(step & 1u) * (size_t)t->base.size + (size_t)rank) *
+               t->area;
+}
+
+/* Posts this rank's step and waits until every rank has posted it
+ * (shm_wait.c): 0, or COLL_ETRANSPORT when a rank died or did not post
+ * within the timeout (err says which, what names the operation). */
+int shm_step(shm_transport *t, const char *what, char *err, size_t errlen);
+
+/* The operations (shm_transport.c, shm_reduce.c). */
+int shm_allgatherv(transport *t, const void *mine, void *all,
+                   const size_t *bytes, const char *what, char *err,
+                   size_t errlen);
+int shm_allreduce(transport *t, const transport_piece *piece, int n,
+                  coll_dtype dt, coll_op op, char *err, size_t errlen);
+int shm_reducescatter(transport *t, const void *send, void *recv, size_t count,
+                      coll_dtype dt, coll_op op, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,211 @@
+/* Allreduce and reducescatter through the segment. The buffer (the
+ * pieces of a fused group seen as one) is cut into one block per rank
+ * (elem_block_start); rank r reduces block r, a sub-block per step:
+ *
+ *   step j: this rank copies sub-block j of every other rank's block into
+ *           its area; the step; it reduces sub-block j of its own block
+ *           from its own buffer and the others' areas, in rank order, into
+ *           its recv and into its area of the next slot; and copies the
+ *           others' reduced sub-block j - 1 out of their areas.
+ *
+ * Each element is reduced once, by one rank, so every rank ends with the
+ * same bits; one step per sub-block, the gather of j - 1 riding on the
+ * step of j. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "elementwise.h"
+#include "shm.h"
+
+/* The pieces seen as one buffer of es-byte elements. */
+typedef struct pieces {
+    const transport_piece *piece;
+    int n;
+    size_t es;
+} pieces;
+
+/* Copies elements at .. at + len of the pieces' send buffers to out
+ * (dir 0), or in to their recv buffers (dir 1). */
+static void
+pieces_copy(const pieces *b, size_t at, size_t len, void *buf, int dir)
+{
+    size_t base = 0;
+
+    for (int k = 0; k < b->n && len; base += b->piece[k++].count) {
+        const transport_piece *pc = &b->piece[k];
+        if (at >= base + pc->count)
+            continue;
+        size_t from = at - base,
+               m = pc->count - from < len ? pc->count - from : len;
+        if (dir == 0)
+            memcpy(buf, (const char *)pc->send + from * b->es, m * b->es);
+        else
+            memcpy((char *)pc->recv + from * b->es, buf, m * b->es);
+        buf = (char *)buf + m * b->es;
+        at += m;
+        len -= m;
+    }
+}
+
+/* What a reduction of one sub-block reads: rank k's part is at
+ * src[k] (this rank's own in its buffer, the others' in their areas). */
+typedef struct reduction {
+    const void **src;
+    int size;
+    coll_dtype dt;
+    coll_op op;
+} reduction;
+
+/* dst = op over src[0..size) + at (elements), n of them. */
+static void
+reduce_run(const reduction *rd, void *dst, size_t at, size_t n)
+{
+    size_t off = at * coll_dtype_size(rd->dt);
+    coll_op op = rd->op == COLL_OP_AVG ? COLL_OP_SUM : rd->op;
+
+    if (rd->op == COLL_OP_AVG && rd->size == 2) {
+        elem_sum_scaled(dst, (const char *)rd->src[0] + off,
+                        (const char *)rd->src[1] + off, n, rd->dt, 2);
+        return;
+    }
+    elem_reduce_to(dst, (const char *)rd->src[0] + off,
+                   (const char *)rd->src[1] + off, n, rd->dt, op);
+    for (int k = 2; k < rd->size; k++)
+        elem_reduce_into(dst, (const char *)rd->src[k] + off, n, rd->dt, op);
+    if (rd->op == COLL_OP_AVG)
+        elem_scale_avg(dst, n, rd->dt, rd->size);
+}
+
+/* The blocks of count elements, and the steps they take. */
+typedef struct blocks {
+    size_t *start, *len;
+    size_t se;    /* elements per sub-block */
+    size_t steps; /* sub-blocks of the largest block (block 0) */
+} blocks;
+
+static int
+blocks_init(blocks *bl, const shm_transport *s, size_t count, coll_dtype dt)
+{
+    int p = s->base.size;
+
+    bl->start = malloc(sizeof(size_t) * 2 * (size_t)p);
+    if (bl->start == NULL)
+        return COLL_ENOMEM;
+    bl->len = bl->start + p;
+    for (int k = 0; k < p; k++)
+        bl->start[k] = elem_block_start(count, p, k, &bl->len[k]);
+    bl->se = s->sub / coll_dtype_size(dt);
+    bl->steps = (bl->len[0] + bl->se - 1) / bl->se;
+    return 0;
+}
+
+/* Elements of sub-block j of block k. */
+static size_t
+sub_len(const blocks *bl, int k, size_t j)
+{
+    size_t at = j * bl->se;
+
+    return at >= bl->len[k]           ? 0
+           : bl->len[k] - at < bl->se ? bl->len[k] - at
+                                      : bl->se;
+}
+
+/* The write half of step j: sub-block j of every other rank's block,
+ * from this rank's buffer into its area. */
+static void
+post_subs(const shm_transport *s, const pieces *b, const blocks *bl, size_t j)
+{
+    unsigned char *area = shm_area(s, s->step, s->base.rank);
+
+    for (int k = 0; k < s->base.size; k++)
+        if (k != s->base.rank)
+            pieces_copy(b, bl->start[k] + j * bl->se, sub_len(bl, k, j),
+                        area + (size_t)k * s->sub, 0);
+}
+
+/* The reduction of sub-block j of this rank's block, from the step just
+ * taken (step) and this rank's own buffer, into dst. own: this rank's
+ * part, contiguous; for a fused group it is packed into own_room. */
+static void
+reduce_sub(const shm_transport *s, const pieces *b, const blocks *bl,
+           uint32_t step, size_t j, void *dst, const void **src, void *own_room,
+           coll_dtype dt, coll_op op)
+{
+    int me = s->base.rank;
+    size_t n = sub_len(bl, me, j), at = bl->start[me] + j * bl->se;
+    reduction rd = {src, s->base.size, dt, op};
+
+    for (int k = 0; k < s->base.size; k++)
+        src[k] = shm_area(s, step, k) + (size_t)me * s->sub;
+    if (b->n == 1) {
+        src[me] = (const char *)b->piece[0].send + at * b->es;
+    } else {
+        pieces_copy(b, at, n, own_room, 0);
+        src[me] = own_room;
+    }
+    reduce_run(&rd, dst, 0, n);
+}
+
+int
+shm_allreduce(transport *t, const transport_piece *piece, int n, coll_dtype dt,
+              coll_op op, char *err, size_t errlen)
+{
+    shm_transport *s = (shm_transport *)t;
+    pieces b = {piece, n, coll_dtype_size(dt)};
+    size_t count = 0;
+    int p = t->size, me = t->rank, r;
+    blocks bl = {0};
+    const void **src = malloc(sizeof(*src) * (size_t)p);
+    void *room = malloc(s->sub);
+
+    for (int k = 0; k < n; k++)
+        count += piece[k].count;
+    r = src && room ? blocks_init(&bl, s, count, dt) : COLL_ENOMEM;
+    for (size_t j = 0; r == 0 && count && j <= bl.steps; j++) {
+        uint32_t step = s->step;
+        if (j < bl.steps)
+            post_subs(s, &b, &bl, j);
+        if ((r = shm_step(s, "allreduce", err, errlen)) != 0)
+            break;
+        if (j < bl.steps) {
+            /* the next slot is free: every rank has posted this step */
+            unsigned char *red = shm_area(s, step + 1, me) + (size_t)p * s->sub;
+            reduce_sub(s, &b, &bl, step, j, red, src, room, dt, op);
+            pieces_copy(&b, bl.start[me] + j * bl.se, sub_len(&bl, me, j), red,
+                        1);
+        }
+        for (int k = 0; j > 0 && k < p; k++)
+            if (k != me)
+                pieces_copy(&b, bl.start[k] + (j - 1) * bl.se,
+                            sub_len(&bl, k, j - 1),
+                            shm_area(s, step, k) + (size_t)p * s->sub, 1);
+    }
+    free(bl.start);
+    free(src);
+    free(room);
+    return r;
+}
+
+int
+shm_reducescatter(transport *t, const void *send, void *recv, size_t count,
+                  coll_dtype dt, coll_op op, char *err, size_t errlen)
+{
+    shm_transport *s = (shm_transport *)t;
+    transport_piece one = {send, NULL, count};
+    pieces b = {&one, 1, coll_dtype_size(dt)};
+    const void **src = malloc(sizeof(*src) * (size_t)t->size);
+    blocks bl = {0};
+    int r = src ? blocks_init(&bl, s, count, dt) : COLL_ENOMEM;
+
+    for (size_t j = 0; r == 0 && j < bl.steps; j++) {
+        uint32_t step = s->step;
+        post_subs(s, &b, &bl, j);
+        if ((r = shm_step(s, "reducescatter", err, errlen)) == 0 &&
+            sub_len(&bl, t->rank, j))
+            reduce_sub(s, &b, &bl, step, j, (char *)recv + j * bl.se * b.es,
+                       src, NULL, dt, op);
+    }
+    free(bl.start);
+    free(src);
+    return r;
+}

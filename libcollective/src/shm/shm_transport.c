@@ -1,0 +1,207 @@
+/* The shared-memory transport (transport.h) for ranks that share a host:
+ * the operations that move bytes without reducing them. Each goes in
+ * steps of at most one area per rank (shm.h): the rank copies its part
+ * into its area, the step, then every rank copies what it needs out. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "shm.h"
+
+static shm_transport *
+shm_of(transport *t)
+{
+    return (shm_transport *)t;
+}
+
+static int
+st_connect(transport *t, const char *what, char *err, size_t errlen)
+{
+    return shm_attach(shm_of(t), what, err, errlen);
+}
+
+static size_t
+least(size_t a, size_t b)
+{
+    return a < b ? a : b;
+}
+
+int
+shm_allgatherv(transport *t, const void *mine, void *all, const size_t *bytes,
+               const char *what, char *err, size_t errlen)
+{
+    shm_transport *s = shm_of(t);
+    int p = t->size, me = t->rank, r = 0;
+    size_t most = 0, at = 0, *off = calloc((size_t)p, sizeof(*off));
+
+    if (off == NULL)
+        return COLL_ENOMEM;
+    for (int k = 0; k < p; at += bytes[k++]) {
+        off[k] = at;
+        most = bytes[k] > most ? bytes[k] : most;
+    }
+    if (mine && (char *)all + off[me] != mine)
+        memmove((char *)all + off[me], mine, bytes[me]);
+    for (size_t done = 0; r == 0 && done < most; done += s->area) {
+        uint32_t step = s->step;
+        if (done < bytes[me])
+            memcpy(shm_area(s, step, me), (char *)all + off[me] + done,
+                   least(s->area, bytes[me] - done));
+        r = shm_step(s, what, err, errlen);
+        for (int k = 0; r == 0 && k < p; k++)
+            if (k != me && done < bytes[k])
+                memcpy((char *)all + off[k] + done, shm_area(s, step, k),
+                       least(s->area, bytes[k] - done));
+    }
+    free(off);
+    return r;
+}
+
+static int
+st_exchange(transport *t, void *all, size_t bytes, const char *what, char *err,
+            size_t errlen)
+{
+    size_t *each = transport_each(t->size, bytes);
+    int r;
+
+    if (each == NULL)
+        return COLL_ENOMEM;
+    r = shm_allgatherv(t, NULL, all, each, what, err, errlen);
+    free(each);
+    return r;
+}
+
+static int
+st_broadcast(transport *t, void *buf, size_t bytes, int root, char *err,
+             size_t errlen)
+{
+    shm_transport *s = shm_of(t);
+    int r = 0;
+
+    for (size_t done = 0; r == 0 && done < bytes; done += s->area) {
+        uint32_t step = s->step;
+        size_t n = least(s->area, bytes - done);
+        if (t->rank == root)
+            memcpy(shm_area(s, step, root), (char *)buf + done, n);
+        r = shm_step(s, "broadcast", err, errlen);
+        if (r == 0 && t->rank != root)
+            memcpy((char *)buf + done, shm_area(s, step, root), n);
+    }
+    return r;
+}
+
+/* The most bytes any pair sends: every rank knows only its own row, and
+ * all must take the same number of steps. */
+static int
+largest_pair(shm_transport *s, const size_t *send_bytes,
+             const size_t *recv_bytes, size_t *most, const char *what,
+             char *err, size_t errlen)
+{
+    uint32_t step = s->step;
+    uint64_t mine = 0, theirs;
+    int r;
+
+    for (int k = 0; k < s->base.size; k++) {
+        mine = send_bytes[k] > mine ? send_bytes[k] : mine;
+        mine = recv_bytes[k] > mine ? recv_bytes[k] : mine;
+    }
+    memcpy(shm_area(s, step, s->base.rank), &mine, sizeof(mine));
+    r = shm_step(s, what, err, errlen);
+    for (int k = 0; r == 0 && k < s->base.size; k++) {
+        memcpy(&theirs, shm_area(s, step, k), sizeof(theirs));
+        mine = theirs > mine ? theirs : mine;
+    }
+    *most = (size_t)mine;
+    return r;
+}
+
+/* Block k of send goes to rank k a sub-block per step: this rank's area
+ * holds one sub-block for every peer. */
+static int
+st_alltoallv(transport *t, const void *send, const size_t *send_bytes,
+             void *recv, const size_t *recv_bytes, const char *what, char *err,
+             size_t errlen)
+{
+    shm_transport *s = shm_of(t);
+    int p = t->size, me = t->rank, r;
+    size_t most, *soff = calloc((size_t)p + 1, sizeof(size_t) * 2), *roff;
+
+    if (soff == NULL)
+        return COLL_ENOMEM;
+    roff = soff + p + 1;
+    for (int k = 0; k < p; k++) {
+        soff[k + 1] = soff[k] + send_bytes[k];
+        roff[k + 1] = roff[k] + recv_bytes[k];
+    }
+    memcpy((char *)recv + roff[me], (const char *)send + soff[me],
+           send_bytes[me]);
+    r = largest_pair(s, send_bytes, recv_bytes, &most, what, err, errlen);
+    for (size_t done = 0; r == 0 && done < most; done += s->sub) {
+        uint32_t step = s->step;
+        unsigned char *area = shm_area(s, step, me);
+        for (int k = 0; k < p; k++)
+            if (k != me && done < send_bytes[k])
+                memcpy(area + (size_t)k * s->sub,
+                       (const char *)send + soff[k] + done,
+                       least(s->sub, send_bytes[k] - done));
+        r = shm_step(s, what, err, errlen);
+        for (int k = 0; r == 0 && k < p; k++)
+            if (k != me && done < recv_bytes[k])
+                memcpy((char *)recv + roff[k] + done,
+                       shm_area(s, step, k) + (size_t)me * s->sub,
+                       least(s->sub, recv_bytes[k] - done));
+    }
+    free(soff);
+    return r;
+}
+
+static int
+st_barrier(transport *t, const char *what, char *err, size_t errlen)
+{
+    return shm_step(shm_of(t), what, err, errlen);
+}
+
+static void
+st_free(transport *t)
+{
+    shm_transport *s = shm_of(t);
+
+    shm_detach(s);
+    free(s->pidfd);
+    free(s->pid);
+    explicit_bzero(&s->spec, sizeof(s->spec));
+    free(s);
+}
+
+static const transport_ops shm_ops = {
+    .name = "shm",
+    .connect = st_connect,
+    .exchange = st_exchange,
+    .allreduce = shm_allreduce,
+    .allgatherv = shm_allgatherv,
+    .broadcast = st_broadcast,
+    .reducescatter = shm_reducescatter,
+    .alltoallv = st_alltoallv,
+    .barrier = st_barrier,
+    .free = st_free,
+};
+
+transport *
+shm_transport_new(const transport_spec *spec)
+{
+    shm_transport *s = calloc(1, sizeof(*s));
+
+    if (s == NULL)
+        return NULL;
+    s->base = (transport){&shm_ops, spec->rank, spec->size};
+    s->spec = *spec;
+    s->pidfd = malloc(sizeof(int) * (size_t)spec->size);
+    s->pid = calloc((size_t)spec->size, sizeof(int));
+    if (s->pidfd == NULL || s->pid == NULL) {
+        st_free(&s->base);
+        return NULL;
+    }
+    for (int k = 0; k < spec->size; k++)
+        s->pidfd[k] = -1;
+    shm_geometry(s);
+    return &s->base;
+}
