@@ -52,8 +52,11 @@ comm_exchange_cap(coll_comm *c, const char *what, int64_t a, int64_t b,
     memcpy(own, &mine, sizeof(mine));
     if (data && bytes && bytes <= cap)
         memcpy(own + sizeof(mine), data, bytes);
-    r = c->world->ops->exchange(c->world, all, stride, what, c->last_error,
-                                sizeof(c->last_error));
+    /* only the header and the data this rank carries need to travel */
+    r = c->world->ops->exchange(
+        c->world, all, stride,
+        sizeof(mine) + (data && bytes <= cap ? (bytes + 7) / 8 * 8 : 0), what,
+        c->last_error, sizeof(c->last_error));
     if (r != 0) {
         free(all);
         return comm_fail(c, r, "%s", c->last_error);

@@ -90,8 +90,9 @@ exchange(fusion *f, const entry *mine, int nmine, int stopping, entry *flat,
     hdrs[3 * f->rank] = nmine;
     hdrs[3 * f->rank + 1] = stopping;
     hdrs[3 * f->rank + 2] = f->joined_at;
-    r = f->net->ops->exchange(f->net, hdrs, 3 * sizeof(int64_t), "fusion cycle",
-                              err, sizeof(err));
+    r = f->net->ops->exchange(f->net, hdrs, 3 * sizeof(int64_t),
+                              3 * sizeof(int64_t), "fusion cycle", err,
+                              sizeof(err));
     *all_stop = 1;
     for (int k = 0; r == 0 && k < f->size; k++) {
         n[k] = (int)hdrs[3 * k];

@@ -288,8 +288,8 @@ gt_allreduce(transport *t, const transport_piece *piece, int n, coll_dtype dt,
 }
 
 int
-gt_exchange(transport *t, void *all, size_t bytes, const char *what, char *err,
-            size_t errlen)
+gt_exchange(transport *t, void *all, size_t bytes, size_t /* used */,
+            const char *what, char *err, size_t errlen)
 {
     gloo_state *g = of(t);
     int r;

@@ -57,13 +57,33 @@ shm_allgatherv(transport *t, const void *mine, void *all, const size_t *bytes,
 }
 
 static int
-st_exchange(transport *t, void *all, size_t bytes, const char *what, char *err,
-            size_t errlen)
+st_exchange(transport *t, void *all, size_t bytes, size_t used,
+            const char *what, char *err, size_t errlen)
 {
-    size_t *each = transport_each(t->size, bytes);
+    shm_transport *s = shm_of(t);
+    uint32_t step = s->step;
+    size_t *each;
     int r;
 
-    if (each == NULL)
+    /* the argument check of a small operation: one step, each rank's
+     * used bytes (24 of its 4120 for an 8 B allreduce) after their count,
+     * which may differ by rank (allgatherv) */
+    if (used + sizeof(uint64_t) <= s->area && used <= bytes) {
+        uint64_t n = used;
+        unsigned char *mine = shm_area(s, step, t->rank);
+        memcpy(mine, &n, sizeof(n));
+        memcpy(mine + sizeof(n), (char *)all + bytes * t->rank, used);
+        r = shm_step(s, what, err, errlen);
+        for (int k = 0; r == 0 && k < t->size; k++) {
+            const unsigned char *theirs = shm_area(s, step, k);
+            memcpy(&n, theirs, sizeof(n));
+            if (k != t->rank)
+                memcpy((char *)all + bytes * k, theirs + sizeof(n),
+                       n < bytes ? n : bytes);
+        }
+        return r;
+    }
+    if ((each = transport_each(t->size, bytes)) == NULL)
         return COLL_ENOMEM;
     r = shm_allgatherv(t, NULL, all, each, what, err, errlen);
     free(each);

@@ -30,10 +30,11 @@ tt_connect(transport *t, const char *what, char *err, size_t errlen)
 }
 
 /* In log2(size) steps on the ring's streams and power-of-two chords
- * (ring_bruck_allgatherv), whatever the size. */
+ * (ring_bruck_allgatherv), whatever the size; whole slots (used is not
+ * looked at). */
 static int
-tt_exchange(transport *t, void *all, size_t bytes, const char *what, char *err,
-            size_t errlen)
+tt_exchange(transport *t, void *all, size_t bytes, size_t used,
+            const char *what, char *err, size_t errlen)
 {
     size_t *each = transport_each(t->size, bytes);
     int r;

@@ -53,8 +53,8 @@ transport_exchange_barrier(transport *t, const char *what, char *err,
                            size_t errlen)
 {
     char *bytes = calloc((size_t)t->size, 1);
-    int r =
-        bytes ? t->ops->exchange(t, bytes, 1, what, err, errlen) : COLL_ENOMEM;
+    int r = bytes ? t->ops->exchange(t, bytes, 1, 1, what, err, errlen)
+                  : COLL_ENOMEM;
 
     free(bytes);
     return r;

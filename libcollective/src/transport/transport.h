@@ -62,9 +62,12 @@ typedef struct transport_ops {
     /* Joins the other ranks (coll_init's, or the first use's). */
     int (*connect)(transport *t, const char *what, char *err, size_t errlen);
     /* The control exchange: all holds size slots of bytes each, this
-     * rank's filled in; afterwards every slot is. */
-    int (*exchange)(transport *t, void *all, size_t bytes, const char *what,
-                    char *err, size_t errlen);
+     * rank's filled in; afterwards every slot is. Only the first used
+     * bytes of this rank's slot need to travel (shm copies no more of
+     * each rank's slot than that rank's used, which may differ by rank;
+     * the rest of a slot is then undefined). */
+    int (*exchange)(transport *t, void *all, size_t bytes, size_t used,
+                    const char *what, char *err, size_t errlen);
     /* recv = op over every rank's send (send may be recv; avg divides),
      * for n pieces taken as one buffer. */
     int (*allreduce)(transport *t, const transport_piece *piece, int n,
