@@ -55,6 +55,12 @@ typedef struct shm_transport {
     uint32_t step;        /* steps this rank has posted */
     int *pidfd;           /* each peer's, to see it die (-1: none) */
     int *pid;
+    /* Room the operations reuse, so that a call allocates nothing (a
+     * malloc of a sub-block's 128 KiB was an mmap and page faults each
+     * time, a third of a 32 KiB allreduce): */
+    size_t *offsets;  /* 2 * (size + 1): blocks, slots, send and recv */
+    const void **src; /* size: a reduction's inputs */
+    void *room;       /* sub bytes, made at the first fused group */
 } shm_transport;
 
 static inline shm_line *

@@ -83,20 +83,17 @@ typedef struct blocks {
     size_t steps; /* sub-blocks of the largest block (block 0) */
 } blocks;
 
-static int
+static void
 blocks_init(blocks *bl, const shm_transport *s, size_t count, coll_dtype dt)
 {
     int p = s->base.size;
 
-    bl->start = malloc(sizeof(size_t) * 2 * (size_t)p);
-    if (bl->start == NULL)
-        return COLL_ENOMEM;
+    bl->start = s->offsets;
     bl->len = bl->start + p;
     for (int k = 0; k < p; k++)
         bl->start[k] = elem_block_start(count, p, k, &bl->len[k]);
     bl->se = s->sub / coll_dtype_size(dt);
     bl->steps = (bl->len[0] + bl->se - 1) / bl->se;
-    return 0;
 }
 
 /* Elements of sub-block j of block k. */
@@ -124,13 +121,13 @@ post_subs(const shm_transport *s, const pieces *b, const blocks *bl, size_t j)
 }
 
 /* The reduction of sub-block j of this rank's block, from the step just
- * taken (step) and this rank's own buffer, into dst. own: this rank's
- * part, contiguous; for a fused group it is packed into own_room. */
+ * taken (step) and this rank's own buffer, into dst. This rank's part is
+ * read where it lies, or, for a fused group, packed into s->room first. */
 static void
 reduce_sub(const shm_transport *s, const pieces *b, const blocks *bl,
-           uint32_t step, size_t j, void *dst, const void **src, void *own_room,
-           coll_dtype dt, coll_op op)
+           uint32_t step, size_t j, void *dst, coll_dtype dt, coll_op op)
 {
+    const void **src = s->src;
     int me = s->base.rank;
     size_t n = sub_len(bl, me, j), at = bl->start[me] + j * bl->se;
     reduction rd = {src, s->base.size, dt, op};
@@ -140,8 +137,8 @@ reduce_sub(const shm_transport *s, const pieces *b, const blocks *bl,
     if (b->n == 1) {
         src[me] = (const char *)b->piece[0].send + at * b->es;
     } else {
-        pieces_copy(b, at, n, own_room, 0);
-        src[me] = own_room;
+        pieces_copy(b, at, n, s->room, 0);
+        src[me] = s->room;
     }
     reduce_run(&rd, dst, 0, n);
 }
@@ -153,14 +150,14 @@ shm_allreduce(transport *t, const transport_piece *piece, int n, coll_dtype dt,
     shm_transport *s = (shm_transport *)t;
     pieces b = {piece, n, coll_dtype_size(dt)};
     size_t count = 0;
-    int p = t->size, me = t->rank, r;
-    blocks bl = {0};
-    const void **src = malloc(sizeof(*src) * (size_t)p);
-    void *room = malloc(s->sub);
+    int p = t->size, me = t->rank, r = 0;
+    blocks bl;
 
     for (int k = 0; k < n; k++)
         count += piece[k].count;
-    r = src && room ? blocks_init(&bl, s, count, dt) : COLL_ENOMEM;
+    if (n > 1 && s->room == NULL && (s->room = malloc(s->sub)) == NULL)
+        return COLL_ENOMEM;
+    blocks_init(&bl, s, count, dt);
     for (size_t j = 0; r == 0 && count && j <= bl.steps; j++) {
         uint32_t step = s->step;
         if (j < bl.steps)
@@ -170,7 +167,7 @@ shm_allreduce(transport *t, const transport_piece *piece, int n, coll_dtype dt,
         if (j < bl.steps) {
             /* the next slot is free: every rank has posted this step */
             unsigned char *red = shm_area(s, step + 1, me) + (size_t)p * s->sub;
-            reduce_sub(s, &b, &bl, step, j, red, src, room, dt, op);
+            reduce_sub(s, &b, &bl, step, j, red, dt, op);
             pieces_copy(&b, bl.start[me] + j * bl.se, sub_len(&bl, me, j), red,
                         1);
         }
@@ -180,9 +177,6 @@ shm_allreduce(transport *t, const transport_piece *piece, int n, coll_dtype dt,
                             sub_len(&bl, k, j - 1),
                             shm_area(s, step, k) + (size_t)p * s->sub, 1);
     }
-    free(bl.start);
-    free(src);
-    free(room);
     return r;
 }
 
@@ -193,19 +187,17 @@ shm_reducescatter(transport *t, const void *send, void *recv, size_t count,
     shm_transport *s = (shm_transport *)t;
     transport_piece one = {send, NULL, count};
     pieces b = {&one, 1, coll_dtype_size(dt)};
-    const void **src = malloc(sizeof(*src) * (size_t)t->size);
-    blocks bl = {0};
-    int r = src ? blocks_init(&bl, s, count, dt) : COLL_ENOMEM;
+    blocks bl;
+    int r = 0;
 
+    blocks_init(&bl, s, count, dt);
     for (size_t j = 0; r == 0 && j < bl.steps; j++) {
         uint32_t step = s->step;
         post_subs(s, &b, &bl, j);
         if ((r = shm_step(s, "reducescatter", err, errlen)) == 0 &&
             sub_len(&bl, t->rank, j))
-            reduce_sub(s, &b, &bl, step, j, (char *)recv + j * bl.se * b.es,
-                       src, NULL, dt, op);
+            reduce_sub(s, &b, &bl, step, j, (char *)recv + j * bl.se * b.es, dt,
+                       op);
     }
-    free(bl.start);
-    free(src);
     return r;
 }

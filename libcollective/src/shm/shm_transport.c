@@ -31,10 +31,8 @@ shm_allgatherv(transport *t, const void *mine, void *all, const size_t *bytes,
 {
     shm_transport *s = shm_of(t);
     int p = t->size, me = t->rank, r = 0;
-    size_t most = 0, at = 0, *off = calloc((size_t)p, sizeof(*off));
+    size_t most = 0, at = 0, *off = s->offsets;
 
-    if (off == NULL)
-        return COLL_ENOMEM;
     for (int k = 0; k < p; at += bytes[k++]) {
         off[k] = at;
         most = bytes[k] > most ? bytes[k] : most;
@@ -52,7 +50,6 @@ shm_allgatherv(transport *t, const void *mine, void *all, const size_t *bytes,
                 memcpy((char *)all + off[k] + done, shm_area(s, step, k),
                        least(s->area, bytes[k] - done));
     }
-    free(off);
     return r;
 }
 
@@ -143,11 +140,9 @@ st_alltoallv(transport *t, const void *send, const size_t *send_bytes,
 {
     shm_transport *s = shm_of(t);
     int p = t->size, me = t->rank, r;
-    size_t most, *soff = calloc((size_t)p + 1, sizeof(size_t) * 2), *roff;
+    size_t most, *soff = s->offsets, *roff = soff + p + 1;
 
-    if (soff == NULL)
-        return COLL_ENOMEM;
-    roff = soff + p + 1;
+    soff[0] = roff[0] = 0;
     for (int k = 0; k < p; k++) {
         soff[k + 1] = soff[k] + send_bytes[k];
         roff[k + 1] = roff[k] + recv_bytes[k];
@@ -170,7 +165,6 @@ st_alltoallv(transport *t, const void *send, const size_t *send_bytes,
                        shm_area(s, step, k) + (size_t)me * s->sub,
                        least(s->sub, recv_bytes[k] - done));
     }
-    free(soff);
     return r;
 }
 
@@ -188,6 +182,9 @@ st_free(transport *t)
     shm_detach(s);
     free(s->pidfd);
     free(s->pid);
+    free(s->offsets);
+    free(s->src);
+    free(s->room);
     explicit_bzero(&s->spec, sizeof(s->spec));
     free(s);
 }
@@ -216,7 +213,10 @@ shm_transport_new(const transport_spec *spec)
     s->spec = *spec;
     s->pidfd = malloc(sizeof(int) * (size_t)spec->size);
     s->pid = calloc((size_t)spec->size, sizeof(int));
-    if (s->pidfd == NULL || s->pid == NULL) {
+    s->offsets = calloc(2 * ((size_t)spec->size + 1), sizeof(size_t));
+    s->src = calloc((size_t)spec->size, sizeof(*s->src));
+    if (s->pidfd == NULL || s->pid == NULL || s->offsets == NULL ||
+        s->src == NULL) {
         st_free(&s->base);
         return NULL;
     }
