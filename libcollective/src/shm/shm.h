@@ -60,7 +60,7 @@ typedef struct shm_transport {
      * time, a third of a 32 KiB allreduce): */
     size_t *offsets;  /* 2 * (size + 1): blocks, slots, send and recv */
     const void **src; /* size: a reduction's inputs */
-    void *room;       /* sub bytes, made at the first fused group */
+    const void **run; /* size: the same, for a run within one piece */
 } shm_transport;
 
 static inline shm_line *

@@ -122,25 +122,36 @@ post_subs(const shm_transport *s, const pieces *b, const blocks *bl, size_t j)
 
 /* The reduction of sub-block j of this rank's block, from the step just
  * taken (step) and this rank's own buffer, into dst. This rank's part is
- * read where it lies, or, for a fused group, packed into s->room first. */
+ * read where it lies: for a fused group, a run per piece it spans
+ * (packing it first cost a copy of a 1/size of the data: ResNet-50's
+ * fused step on 2 ranks took 15.4 ms, against 14.4 for its 161 blocking
+ * calls). */
 static void
 reduce_sub(const shm_transport *s, const pieces *b, const blocks *bl,
            uint32_t step, size_t j, void *dst, coll_dtype dt, coll_op op)
 {
     const void **src = s->src;
-    int me = s->base.rank;
+    int me = s->base.rank, p = s->base.size;
     size_t n = sub_len(bl, me, j), at = bl->start[me] + j * bl->se;
-    reduction rd = {src, s->base.size, dt, op};
+    size_t base = 0, done = 0;
+    reduction rd = {src, p, dt, op};
 
-    for (int k = 0; k < s->base.size; k++)
+    for (int k = 0; k < p; k++)
         src[k] = shm_area(s, step, k) + (size_t)me * s->sub;
-    if (b->n == 1) {
-        src[me] = (const char *)b->piece[0].send + at * b->es;
-    } else {
-        pieces_copy(b, at, n, s->room, 0);
-        src[me] = s->room;
+    for (int q = 0; q < b->n && done < n; base += b->piece[q++].count) {
+        const transport_piece *pc = &b->piece[q];
+        size_t from = at + done - base, m;
+        if (at + done >= base + pc->count)
+            continue;
+        m = pc->count - from < n - done ? pc->count - from : n - done;
+        /* rank k's run: its area's, this rank's in the piece */
+        for (int k = 0; k < p; k++)
+            s->run[k] = (const char *)src[k] + done * b->es;
+        s->run[me] = (const char *)pc->send + from * b->es;
+        rd.src = s->run;
+        reduce_run(&rd, (char *)dst + done * b->es, 0, m);
+        done += m;
     }
-    reduce_run(&rd, dst, 0, n);
 }
 
 int
@@ -155,8 +166,6 @@ shm_allreduce(transport *t, const transport_piece *piece, int n, coll_dtype dt,
 
     for (int k = 0; k < n; k++)
         count += piece[k].count;
-    if (n > 1 && s->room == NULL && (s->room = malloc(s->sub)) == NULL)
-        return COLL_ENOMEM;
     blocks_init(&bl, s, count, dt);
     for (size_t j = 0; r == 0 && count && j <= bl.steps; j++) {
         uint32_t step = s->step;

@@ -184,7 +184,7 @@ st_free(transport *t)
     free(s->pid);
     free(s->offsets);
     free(s->src);
-    free(s->room);
+    free(s->run);
     explicit_bzero(&s->spec, sizeof(s->spec));
     free(s);
 }
@@ -215,8 +215,9 @@ shm_transport_new(const transport_spec *spec)
     s->pid = calloc((size_t)spec->size, sizeof(int));
     s->offsets = calloc(2 * ((size_t)spec->size + 1), sizeof(size_t));
     s->src = calloc((size_t)spec->size, sizeof(*s->src));
+    s->run = calloc((size_t)spec->size, sizeof(*s->run));
     if (s->pidfd == NULL || s->pid == NULL || s->offsets == NULL ||
-        s->src == NULL) {
+        s->src == NULL || s->run == NULL) {
         st_free(&s->base);
         return NULL;
     }
