@@ -47,7 +47,7 @@ main(int argc, char **argv)
             one[s] = (MPI_Wtime() - t0) * 1e3;
     }
     if (rank == 0)
-        printf("OpenMPI TCP, %d ranks, median of %d steps in turns: %d "
+        printf("OpenMPI, %d ranks, median of %d steps in turns: %d "
                "per-tensor MPI_Allreduce %.1f ms/step, one buffer %.1f "
                "ms/step\n",
                size, steps, n, median(per_tensor, steps), median(one, steps));
