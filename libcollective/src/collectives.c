@@ -87,14 +87,18 @@ coll_allreduce(coll_comm *c, const void *send, void *recv, size_t count,
         return r;
     if (count * es <= COMM_SMALL_BYTES) {
         comm_reduce_slots(&slots, c->size, recv, 0, count, dt, how);
-    } else if (comm_hier_wanted(c)) { /* two levels: hierarchical.c */
-        r = comm_hier_allreduce(c, send, recv, count, dt, how);
-    } else { /* the transport divides avg */
+    } else { /* the transport divides avg, as the two levels do */
         transport_piece p = {send, recv, count};
-        r = c->world->ops->allreduce(c->world, &p, 1, dt, op, c->last_error,
-                                     sizeof(c->last_error));
+        r = comm_hier_wanted(c) /* hierarchical.c */
+                ? comm_hier_allreduce(c, &c->hier, "", &p, 1, dt, op,
+                                      c->last_error, sizeof(c->last_error))
+                : c->world->ops->allreduce(c->world, &p, 1, dt, op,
+                                           c->last_error,
+                                           sizeof(c->last_error));
         divide = 0;
-        if (r != 0)
+        if (r == COLL_ENOMEM)
+            r = comm_fail(c, r, "out of memory");
+        else if (r != 0)
             r = comm_fail(c, r, "%s", c->last_error);
     }
     comm_slots_release(&slots);

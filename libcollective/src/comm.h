@@ -11,6 +11,12 @@
 #include "elementwise.h"
 #include "transport.h"
 
+/* The two transports of a hierarchical allreduce (hierarchical.c), made
+ * at its first use: this host's ranks, and local_rank 0 of every host. */
+typedef struct comm_hier {
+    transport *local, *cross;
+} comm_hier;
+
 struct coll_comm {
     int rank, size;
     int local_rank, local_size;
@@ -19,8 +25,7 @@ struct coll_comm {
     transport_kind kind;         /* COLL_TRANSPORT: tcp or gloo */
     int shm;                     /* COLL_SHM: ranks of one host share memory */
     transport *world;            /* every rank; NULL for a job of one */
-    transport *local;            /* this host's ranks, once needed */
-    transport *cross;            /* local_rank 0 of every host, once needed */
+    comm_hier hier;              /* the blocking calls' two levels */
     char prefix[32];             /* of the world transport's keys */
     int dead;                    /* a transport failure broke the comm */
     struct fusion *fusion;       /* the async thread, once started */
@@ -61,11 +66,14 @@ int comm_register(coll_comm *c, const char *addr, int port, const char *token);
 void comm_unregister(coll_comm *c);
 
 /* HOROVOD_HIERARCHICAL_ALLREDUCE=1 and a job where it can help; then
- * comm_hier_allreduce does allreduce (send may be recv; op not avg) in
- * two levels (hierarchical.c). */
+ * comm_hier_allreduce does allreduce of n pieces (send may be recv; avg
+ * divides) in two levels on h's transports, named with tag (the same on
+ * every rank): 0, or a code with the detail in err. */
 int comm_hier_wanted(const coll_comm *c);
-int comm_hier_allreduce(coll_comm *c, const void *send, void *recv,
-                        size_t count, coll_dtype dt, coll_op op);
+int comm_hier_allreduce(const coll_comm *c, comm_hier *h, const char *tag,
+                        const transport_piece *piece, int n, coll_dtype dt,
+                        coll_op op, char *err, size_t errlen);
+void comm_hier_free(comm_hier *h);
 
 /* The first step of the blocking collectives (exchange.c): one
  * allgather of a fixed-size slot per rank with its arguments (a, b, d)

@@ -175,10 +175,9 @@ comm_disconnect(coll_comm *c)
     dev_comm_free(c->dev);
     c->dev = NULL;
     comm_unregister(c);
-    transport_free(c->local);
-    transport_free(c->cross);
+    comm_hier_free(&c->hier);
     transport_free(c->world);
     hvdd_client_free(c->client);
-    c->local = c->cross = c->world = NULL;
+    c->world = NULL;
     c->client = NULL;
 }

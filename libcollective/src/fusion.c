@@ -207,8 +207,11 @@ run_group(fusion *f, coll_request **g, int ng, char *err, size_t errlen)
         return COLL_ENOMEM;
     for (int i = 0; i < ng; i++)
         piece[i] = (transport_piece){g[i]->send, g[i]->recv, g[i]->count};
-    r = f->net->ops->allreduce(f->net, piece, ng, g[0]->dt, g[0]->op, err,
-                               errlen);
+    r = comm_hier_wanted(f->comm)
+            ? comm_hier_allreduce(f->comm, &f->hier, ".async", piece, ng,
+                                  g[0]->dt, g[0]->op, err, errlen)
+            : f->net->ops->allreduce(f->net, piece, ng, g[0]->dt, g[0]->op, err,
+                                     errlen);
     free(piece);
     return r;
 }
@@ -503,6 +506,7 @@ fusion_free(fusion *f)
         return;
     dev_comm_free(f->dev);
     hvdd_client_free(f->kv);
+    comm_hier_free(&f->hier);
     transport_free(f->net);
     free(f->hdrs);
     free(f->bytes);
@@ -533,6 +537,7 @@ start(coll_comm *c)
     f->sync_made = 1;
     f->rank = c->rank;
     f->size = c->size;
+    f->comm = c;
     f->cycle_ms = env_double("HOROVOD_CYCLE_TIME", 1);
     f->timeout_s = comm_timeout_ms() / 1000.0;
     f->threshold = (size_t)env_double("HOROVOD_FUSION_THRESHOLD", 64 << 20);

@@ -13,6 +13,7 @@
 
 #include "hvdd_client.h"
 #include "collective.h"
+#include "comm.h"
 #include "transport.h"
 
 /* What an async request does. */
@@ -45,11 +46,13 @@ typedef struct fusion {
     int started;
     int stopping; /* this rank wants to stop; the thread stops when all do */
     int stopped;
-    int sync_made;        /* mu and changed exist */
-    transport *net;       /* its own: cycles and groups */
-    struct dev_comm *dev; /* NCCL, at the first device group */
-    hvdd_client *kv;      /* the thread's own, for NCCL's unique id */
-    char dev_key[48];     /* where that id goes in hvdd's store */
+    int sync_made;         /* mu and changed exist */
+    transport *net;        /* its own: cycles and groups */
+    const coll_comm *comm; /* its identity, for the two levels' transports */
+    comm_hier hier;        /* its own, for hierarchical groups */
+    struct dev_comm *dev;  /* NCCL, at the first device group */
+    hvdd_client *kv;       /* the thread's own, for NCCL's unique id */
+    char dev_key[48];      /* where that id goes in hvdd's store */
     coll_request *pending;
     double cycle_ms;
     size_t threshold; /* fusion buffer bytes */

@@ -7,8 +7,10 @@
  * right when hosts have different numbers of ranks. The local transport
  * is shared memory (unless COLL_SHM=0).
  *
- * The two transports are connected at the first such call: every rank makes
- * the call at the same point of its sequence, so their keys match. */
+ * The comm's blocking calls have one pair of transports, its fusion
+ * thread another (fused groups go the same way), each connected at its
+ * first such call: every rank makes the call at the same point of its
+ * sequence, so their keys match. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,22 +27,30 @@ comm_hier_wanted(const coll_comm *c)
     return v && strcmp(v, "1") == 0 && c->local_size < c->size;
 }
 
-/* The transport of a group, named by which and group, made and connected
- * at its first use; none for a group of one. */
+void
+comm_hier_free(comm_hier *h)
+{
+    transport_free(h->local);
+    transport_free(h->cross);
+    h->local = h->cross = NULL;
+}
+
+/* The transport of a group, named by which, group and tag, made and
+ * connected at its first use; none for a group of one. */
 static int
-open_group(coll_comm *c, transport **t, const char *which, int group, int rank,
-           int size, int one_host)
+open_group(const coll_comm *c, transport **t, const char *which, int group,
+           const char *tag, int rank, int size, int one_host, char *err,
+           size_t errlen)
 {
     char name[64];
     int r;
 
     if (*t || size < 2)
         return 0;
-    snprintf(name, sizeof(name), ".%s%d", which, group);
+    snprintf(name, sizeof(name), ".%s%d%s", which, group, tag);
     if ((*t = comm_transport_new(c, name, rank, size, one_host)) == NULL)
         return COLL_ENOMEM;
-    r = (*t)->ops->connect(*t, "hierarchical allreduce", c->last_error,
-                           sizeof(c->last_error));
+    r = (*t)->ops->connect(*t, "hierarchical allreduce", err, errlen);
     if (r != 0) {
         transport_free(*t);
         *t = NULL;
@@ -48,33 +58,52 @@ open_group(coll_comm *c, transport **t, const char *which, int group, int rank,
     return r;
 }
 
-/* count elements, already agreed on by every rank; send may be recv. */
-int
-comm_hier_allreduce(coll_comm *c, const void *send, void *recv, size_t count,
-                    coll_dtype dt, coll_op op)
+static int
+cross_step(transport *cross, const transport_piece *piece, int n, coll_dtype dt,
+           coll_op op, char *err, size_t errlen)
 {
-    size_t bytes = count * coll_dtype_size(dt);
-    char *err = c->last_error;
-    size_t errlen = sizeof(c->last_error);
+    transport_piece one, *in_place = n == 1 ? &one : malloc(sizeof(one) * n);
+    int r;
+
+    if (in_place == NULL)
+        return COLL_ENOMEM;
+    for (int k = 0; k < n; k++)
+        in_place[k] =
+            (transport_piece){piece[k].recv, piece[k].recv, piece[k].count};
+    r = cross->ops->allreduce(cross, in_place, n, dt, op, err, errlen);
+    if (in_place != &one)
+        free(in_place);
+    return r;
+}
+
+int
+comm_hier_allreduce(const coll_comm *c, comm_hier *h, const char *tag,
+                    const transport_piece *piece, int n, coll_dtype dt,
+                    coll_op op, char *err, size_t errlen)
+{
+    size_t es = coll_dtype_size(dt);
+    coll_op how = op == COLL_OP_AVG ? COLL_OP_SUM : op;
     int host_first = c->rank - c->local_rank, r;
-    transport_piece local = {send, recv, count}, cross = {recv, recv, count};
 
     /* the local group is named by its host's first rank, the cross group
      * of local_rank 0 by nothing else */
-    r = open_group(c, &c->local, "local", host_first, c->local_rank,
-                   c->local_size, 1);
+    r = open_group(c, &h->local, "local", host_first, tag, c->local_rank,
+                   c->local_size, 1, err, errlen);
     if (r == 0 && c->local_rank == 0)
-        r = open_group(c, &c->cross, "cross", 0, c->cross_rank, c->cross_size,
-                       0);
-    if (r == 0 && c->local)
-        r = c->local->ops->allreduce(c->local, &local, 1, dt, op, err, errlen);
-    else if (r == 0 && send != recv) /* alone on its host */
-        memmove(recv, send, bytes);
-    if (r == 0 && c->local_rank == 0 && c->cross)
-        r = c->cross->ops->allreduce(c->cross, &cross, 1, dt, op, err, errlen);
-    if (r == 0 && c->local)
-        r = c->local->ops->broadcast(c->local, recv, bytes, 0, err, errlen);
-    if (r == COLL_ENOMEM)
-        return comm_fail(c, r, "out of memory");
-    return r ? comm_fail(c, r, "%s", c->last_error) : 0;
+        r = open_group(c, &h->cross, "cross", 0, tag, c->cross_rank,
+                       c->cross_size, 0, err, errlen);
+    if (r == 0 && h->local)
+        r = h->local->ops->allreduce(h->local, piece, n, dt, how, err, errlen);
+    for (int k = 0; r == 0 && !h->local && k < n; k++) /* alone on its host */
+        if (piece[k].send != piece[k].recv && piece[k].count)
+            memmove(piece[k].recv, piece[k].send, piece[k].count * es);
+    if (r == 0 && c->local_rank == 0 && h->cross)
+        r = cross_step(h->cross, piece, n, dt, how, err, errlen);
+    for (int k = 0; r == 0 && h->local && k < n; k++)
+        if (piece[k].count)
+            r = h->local->ops->broadcast(h->local, piece[k].recv,
+                                         piece[k].count * es, 0, err, errlen);
+    for (int k = 0; r == 0 && op == COLL_OP_AVG && k < n; k++)
+        elem_scale_avg(piece[k].recv, piece[k].count, dt, c->size);
+    return r;
 }

@@ -793,6 +793,18 @@ main(int argc, char **argv)
         r = coll_allreduce(c, v, v, N, COLL_DT_F32, COLL_OP_SUM);
         float want = (float)(coll_size(c) * (coll_size(c) - 1) / 2 +
                              coll_size(c) * (N - 1) % 7);
+        /* and the fusion thread's transports (the same sum, async) */
+        static float a[N];
+        coll_request *q = NULL;
+        for (int i = 0; i < N; i++)
+            a[i] = (float)(coll_rank(c) + i % 7);
+        if (r == 0)
+            r = coll_allreduce_async(c, "hold", a, a, N, COLL_DT_F32,
+                                     COLL_OP_SUM, &q);
+        if (r == 0)
+            r = coll_wait(q);
+        if (r == 0 && a[N - 1] != want)
+            r = 1;
         printf("rank %d: holding, pid %d, %s\n", coll_rank(c), (int)getpid(),
                r == 0 && v[N - 1] == want ? "right" : "wrong");
         fflush(stdout);

@@ -55,7 +55,8 @@ stop_job() { kill -INT "$JOB" 2>/dev/null; wait "$JOB" 2>/dev/null; }
 
 hold_job 1 3
 check "held job: 3 ranks up, the sum right" [ "$(echo $PIDS | wc -w)" -eq 3 -a "$RIGHT" -eq 3 ]
-check "every rank maps the segment, a memfd" [ "$(ranks_mapping 1)" -eq 3 ]
+# the comm's and the fusion thread's
+check "every rank maps 2 segments, memfds" [ "$(ranks_mapping 2)" -eq 3 ]
 rank0=$(echo $PIDS | awk '{print $1}')
 range=$(segment_range "$rank0")
 check "no descriptor of the segment stays open" \
@@ -93,14 +94,26 @@ check "COLL_SHM=0: 2 ranks up, the sum right, no segment" \
 stop_job
 
 # two "hosts" (this one, named twice) of 3 ranks, hierarchical: each host's
-# ranks share a segment (the world goes over TCP, as between hosts)
+# ranks share a segment for the blocking calls' local step and one for
+# the fusion thread's (the worlds go over TCP, as between hosts)
 for shm in 1 0; do
     hold_job $shm 6 --hierarchical-allreduce -H localhost:3,127.0.0.1:3
     check "hierarchical on 2 hosts x 3, COLL_SHM=$shm: the sum right on 6 ranks" [ "$RIGHT" -eq 6 ]
-    check "hierarchical on 2 hosts x 3, COLL_SHM=$shm: $shm segment(s) in each rank" \
-        [ "$(ranks_mapping $shm)" -eq 6 ]
+    check "hierarchical on 2 hosts x 3, COLL_SHM=$shm: $((2 * shm)) segments in each rank" \
+        [ "$(ranks_mapping $((2 * shm)))" -eq 6 ]
     stop_job
 done
+
+# a rank SIGKILLed in the middle of large allreduces: the others fail at
+# once, naming it, and nothing of the job is left
+timed_hvd --kill-grace 20 -np 3 "$CHECK" die-streaming 1 "$MARK"
+check "rank 1 killed mid-allreduce: exit 137" [ "$RC" -eq 137 ]
+check "rank 1 killed mid-allreduce: both others name it ($TOOK ms)" \
+    [ "$(grep -c 'allreduce: rank 1 (pid [0-9]*) of this host ended in the middle of it' "$TMP/out")" -eq 2 ]
+check "rank 1 killed mid-allreduce: over within 20 s ($TOOK ms)" [ "$TOOK" -lt 20000 ]
+check "rank 1 killed mid-allreduce: /dev/shm as before" shm_unchanged
+# (a segment lives only in its ranks' mappings: with them gone, it is)
+check "rank 1 killed mid-allreduce: no rank left, so no segment" wait_gone 10
 
 # a rank of another user cannot join: it cannot open rank 0's segment
 # (nobody runs copies of the program and library it can read)
