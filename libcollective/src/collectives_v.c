@@ -70,8 +70,11 @@ coll_allgatherv(coll_comm *c, const void *send, size_t count, void *recv,
         return comm_fail(c, COLL_ENOMEM, "out of memory");
     for (int i = 0; i < c->size; i++)
         bytes[i] = counts[i] * es;
-    r = c->world->ops->allgatherv(c->world, send, recv, bytes, "allgatherv",
-                                  err, sizeof(err));
+    r = comm_hier_gather_wanted(c) /* two levels: hierarchical.c */
+            ? comm_hier_allgatherv(c, &c->hier, c->world, "", send, recv, bytes,
+                                   err, sizeof(err))
+            : c->world->ops->allgatherv(c->world, send, recv, bytes,
+                                        "allgatherv", err, sizeof(err));
     free(bytes);
     return r ? comm_fail(c, r, "%s", err) : 0;
 }

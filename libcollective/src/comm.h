@@ -15,6 +15,11 @@
  * at its first use: this host's ranks, and local_rank 0 of every host. */
 typedef struct comm_hier {
     transport *local, *cross;
+    /* for allgather: where each host's ranks begin (hosts + 1 entries,
+     * the last = size), learnt at the first one; hosts < 0 when the ranks
+     * are not numbered host by host (then allgather stays flat) */
+    int *host_first;
+    int hosts;
 } comm_hier;
 
 struct coll_comm {
@@ -74,6 +79,15 @@ int comm_hier_allreduce(const coll_comm *c, comm_hier *h, const char *tag,
                         const transport_piece *piece, int n, coll_dtype dt,
                         coll_op op, char *err, size_t errlen);
 void comm_hier_free(comm_hier *h);
+/* HOROVOD_HIERARCHICAL_ALLGATHER=1 and several hosts; then
+ * comm_hier_allgatherv does allgatherv (transport.h's) in two levels:
+ * within each host, across hosts among local_rank 0, then a broadcast
+ * within each host; net is the transport of every rank (the comm's or
+ * the fusion thread's), for learning the hosts' ranks once. */
+int comm_hier_gather_wanted(const coll_comm *c);
+int comm_hier_allgatherv(const coll_comm *c, comm_hier *h, transport *net,
+                         const char *tag, const void *mine, void *all,
+                         const size_t *bytes, char *err, size_t errlen);
 
 /* The first step of the blocking collectives (exchange.c): one
  * allgather of a fixed-size slot per rank with its arguments (a, b, d)

@@ -27,12 +27,22 @@ comm_hier_wanted(const coll_comm *c)
     return v && strcmp(v, "1") == 0 && c->local_size < c->size;
 }
 
+int
+comm_hier_gather_wanted(const coll_comm *c)
+{
+    const char *v = getenv("HOROVOD_HIERARCHICAL_ALLGATHER");
+
+    return v && strcmp(v, "1") == 0 && c->local_size < c->size;
+}
+
 void
 comm_hier_free(comm_hier *h)
 {
     transport_free(h->local);
     transport_free(h->cross);
+    free(h->host_first);
     h->local = h->cross = NULL;
+    h->host_first = NULL;
 }
 
 /* The transport of a group, named by which, group and tag, made and
@@ -106,4 +116,93 @@ comm_hier_allreduce(const coll_comm *c, comm_hier *h, const char *tag,
     for (int k = 0; r == 0 && op == COLL_OP_AVG && k < n; k++)
         elem_scale_avg(piece[k].recv, piece[k].count, dt, c->size);
     return r;
+}
+
+/* Where each host's ranks begin, from every rank's local and cross rank
+ * (one exchange on net): hosts whose ranks follow each other, local_rank
+ * 0 first, cross_rank the host's index (as hvdrun numbers them), else
+ * h->hosts = -1. */
+static int
+learn_hosts(const coll_comm *c, comm_hier *h, transport *net, char *err,
+            size_t errlen)
+{
+    int32_t *id = calloc((size_t)c->size, 2 * sizeof(int32_t));
+    int r;
+
+    if (h->host_first)
+        return 0;
+    h->host_first = calloc((size_t)c->size + 1, sizeof(int));
+    if (id == NULL || h->host_first == NULL) {
+        free(id);
+        return COLL_ENOMEM;
+    }
+    id[2 * c->rank] = c->local_rank;
+    id[2 * c->rank + 1] = c->cross_rank;
+    r = net->ops->exchange(net, id, 2 * sizeof(int32_t), 2 * sizeof(int32_t),
+                           "allgatherv: hosts", err, errlen);
+    h->hosts = 0;
+    for (int k = 0; r == 0 && k < c->size && h->hosts >= 0; k++) {
+        int lr = id[2 * k], cr = id[2 * k + 1];
+        if (lr == 0 && cr == h->hosts)
+            h->host_first[h->hosts++] = k;
+        else if (lr == 0 || k == 0 || id[2 * (k - 1)] != lr - 1)
+            h->hosts = -1;
+    }
+    if (h->hosts > 0)
+        h->host_first[h->hosts] = c->size;
+    free(id);
+    return r;
+}
+
+/* The two-level allgatherv once the hosts are known: this host's blocks
+ * into place (local), every host's (cross), then the whole buffer from
+ * local_rank 0 to its host. */
+static int
+gather_levels(const coll_comm *c, comm_hier *h, const void *mine, char *all,
+              const size_t *bytes, char *err, size_t errlen)
+{
+    int first = c->rank - c->local_rank, r = 0;
+    size_t at = 0, total = 0, *host_bytes = NULL;
+
+    for (int k = 0; k < c->size; k++) {
+        at += k < first ? bytes[k] : 0;
+        total += bytes[k];
+    }
+    if (h->local)
+        r = h->local->ops->allgatherv(h->local, mine, all + at, bytes + first,
+                                      "allgatherv", err, errlen);
+    else if (bytes[c->rank] && mine != all + at)
+        memmove(all + at, mine, bytes[c->rank]);
+    if (r == 0 && c->local_rank == 0 && h->cross) {
+        if ((host_bytes = calloc((size_t)h->hosts, sizeof(size_t))) == NULL)
+            return COLL_ENOMEM;
+        for (int j = 0; j < h->hosts; j++)
+            for (int k = h->host_first[j]; k < h->host_first[j + 1]; k++)
+                host_bytes[j] += bytes[k];
+        r = h->cross->ops->allgatherv(h->cross, NULL, all, host_bytes,
+                                      "allgatherv", err, errlen);
+        free(host_bytes);
+    }
+    if (r == 0 && h->local && total)
+        r = h->local->ops->broadcast(h->local, all, total, 0, err, errlen);
+    return r;
+}
+
+int
+comm_hier_allgatherv(const coll_comm *c, comm_hier *h, transport *net,
+                     const char *tag, const void *mine, void *all,
+                     const size_t *bytes, char *err, size_t errlen)
+{
+    int r = learn_hosts(c, h, net, err, errlen);
+
+    if (r == 0 && h->hosts < 0) /* not numbered host by host: flat */
+        return net->ops->allgatherv(net, mine, all, bytes, "allgatherv", err,
+                                    errlen);
+    if (r == 0)
+        r = open_group(c, &h->local, "local", c->rank - c->local_rank, tag,
+                       c->local_rank, c->local_size, 1, err, errlen);
+    if (r == 0 && c->local_rank == 0)
+        r = open_group(c, &h->cross, "cross", 0, tag, c->cross_rank,
+                       c->cross_size, 0, err, errlen);
+    return r ? r : gather_levels(c, h, mine, all, bytes, err, errlen);
 }

@@ -805,6 +805,16 @@ main(int argc, char **argv)
             r = coll_wait(q);
         if (r == 0 && a[N - 1] != want)
             r = 1;
+        /* and an allgather too large for the argument check to carry */
+        enum { G = 8192 };
+        float *g = malloc(sizeof(float) * G * (size_t)coll_size(c));
+        for (int i = 0; r == 0 && g && i < G; i++)
+            a[i] = (float)(coll_rank(c) * G + i);
+        if (r == 0)
+            r = g ? coll_allgather(c, a, g, G, COLL_DT_F32) : 1;
+        for (int i = 0; r == 0 && i < G * coll_size(c); i++)
+            r = g[i] != (float)i;
+        free(g);
         printf("rank %d: holding, pid %d, %s\n", coll_rank(c), (int)getpid(),
                r == 0 && v[N - 1] == want ? "right" : "wrong");
         fflush(stdout);

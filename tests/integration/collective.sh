@@ -75,6 +75,18 @@ for spec in localhost:2,127.0.0.1:2/4 localhost:2,127.0.0.1:1/3 \
         [ "$RC" -eq 0 -a "$(grep -c 'checks passed$' "$TMP/out")" -eq "$np" ]
 done
 
+# hierarchical allgather (alone, and with the hierarchical allreduce): in
+# each host, across hosts among local_rank 0, then a broadcast in each host
+for spec in localhost:2,127.0.0.1:2/4 localhost:1,127.0.0.1:3/4; do
+    np=${spec#*/}
+    hvd --hierarchical-allgather -H "${spec%/*}" "$CHECK"
+    check "hierarchical allgather on ${spec%/*}: all $np ranks passed" \
+        [ "$RC" -eq 0 -a "$(grep -c 'checks passed$' "$TMP/out")" -eq "$np" ]
+done
+hvd --hierarchical-allgather --hierarchical-allreduce -H localhost:3,127.0.0.1:2 "$CHECK"
+check "hierarchical allgather and allreduce on localhost:3,127.0.0.1:2: all 5 ranks passed" \
+    [ "$RC" -eq 0 -a "$(grep -c 'checks passed$' "$TMP/out")" -eq 5 ]
+
 # a fusion buffer smaller than some requests: they go alone, the rest fuse
 hvd -x HOROVOD_FUSION_THRESHOLD=4096 -x HOROVOD_CYCLE_TIME=3 -np 3 "$CHECK"
 check "small fusion buffer: every rank passed" \

@@ -103,6 +103,13 @@ for shm in 1 0; do
         [ "$(ranks_mapping $((2 * shm)))" -eq 6 ]
     stop_job
 done
+# hierarchical allgather alone: the comm's allreduces stay flat (on
+# TCP), its allgather's local step takes the one segment
+hold_job 1 6 --hierarchical-allgather -H localhost:3,127.0.0.1:3
+check "hierarchical allgather on 2 hosts x 3: right on 6 ranks" [ "$RIGHT" -eq 6 ]
+check "hierarchical allgather on 2 hosts x 3: 1 segment in each rank" \
+    [ "$(ranks_mapping 1)" -eq 6 ]
+stop_job
 
 # a rank SIGKILLed in the middle of large allreduces: the others fail at
 # once, naming it, and nothing of the job is left
