@@ -138,8 +138,9 @@ check "hierarchical allreduce across 3 hosts: every rank passed" \
     [ "$RC" -eq 0 -a "$(grep -c 'checks passed$' "$TMP/out")" -eq 6 ]
 # 2 hosts x 3 ranks: each host's step in shared memory, and without it
 for shm in 1 0; do
-    hvd -x COLL_SHM=$shm -H "${ADDR[0]}:3,${ADDR[1]}:3" --hierarchical-allreduce "$CHECK"
-    check "hierarchical allreduce on 2 hosts x 3, COLL_SHM=$shm: every rank passed" \
+    hvd -x COLL_SHM=$shm -H "${ADDR[0]}:3,${ADDR[1]}:3" --hierarchical-allreduce \
+        --hierarchical-allgather "$CHECK"
+    check "hierarchical allreduce and allgather on 2 hosts x 3, COLL_SHM=$shm: every rank passed" \
         [ "$RC" -eq 0 -a "$(grep -c 'checks passed$' "$TMP/out")" -eq 6 ]
     [ "$RC" -eq 0 ] || sed 's/^/  | /' "$TMP/err" | tail -5
 done
