@@ -90,7 +90,7 @@ coll_allreduce(coll_comm *c, const void *send, void *recv, size_t count,
     } else { /* the transport divides avg, as the two levels do */
         transport_piece p = {send, recv, count};
         r = comm_hier_wanted(c) /* hierarchical.c */
-                ? comm_hier_allreduce(c, &c->hier, "", &p, 1, dt, op,
+                ? comm_hier_allreduce(c, &c->hier, c->world, "", &p, 1, dt, op,
                                       c->last_error, sizeof(c->last_error))
                 : c->world->ops->allreduce(c->world, &p, 1, dt, op,
                                            c->last_error,

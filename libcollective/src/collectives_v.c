@@ -1,5 +1,6 @@
 /* allgatherv, alltoall and reducescatter (alltoallv has its own file). */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,7 +23,7 @@ coll_allgatherv(coll_comm *c, const void *send, size_t count, void *recv,
                 const size_t *counts, coll_dtype dt)
 {
     size_t es = coll_dtype_size(dt), total = 0, *bytes;
-    char err[512];
+    char err[512] = "";
     int r;
 
     if ((r = comm_usable(c)) != 0)
@@ -76,6 +77,8 @@ coll_allgatherv(coll_comm *c, const void *send, size_t count, void *recv,
             : c->world->ops->allgatherv(c->world, send, recv, bytes,
                                         "allgatherv", err, sizeof(err));
     free(bytes);
+    if (r == COLL_ENOMEM && err[0] == '\0')
+        snprintf(err, sizeof(err), "out of memory");
     return r ? comm_fail(c, r, "%s", err) : 0;
 }
 
@@ -84,7 +87,7 @@ coll_alltoall(coll_comm *c, const void *send, void *recv, size_t count,
               coll_dtype dt)
 {
     size_t es = coll_dtype_size(dt);
-    char err[512];
+    char err[512] = "";
     int r;
 
     if ((r = comm_usable(c)) != 0)

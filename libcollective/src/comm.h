@@ -26,14 +26,16 @@ struct coll_comm {
     int rank, size;
     int local_rank, local_size;
     int cross_rank, cross_size;
-    hvdd_client *client;         /* NULL for a job of one */
-    transport_kind kind;         /* COLL_TRANSPORT: tcp or gloo */
-    int shm;                     /* COLL_SHM: ranks of one host share memory */
-    transport *world;            /* every rank; NULL for a job of one */
-    comm_hier hier;              /* the blocking calls' two levels */
-    char prefix[32];             /* of the world transport's keys */
-    int dead;                    /* a transport failure broke the comm */
-    struct fusion *fusion;       /* the async thread, once started */
+    hvdd_client *client;   /* NULL for a job of one */
+    transport_kind kind;   /* COLL_TRANSPORT: tcp or gloo */
+    int shm;               /* COLL_SHM: ranks of one host share memory */
+    transport *world;      /* every rank; NULL for a job of one */
+    comm_hier hier;        /* the blocking calls' two levels */
+    int hier_allreduce;    /* HOROVOD_HIERARCHICAL_ALLREDUCE, several hosts */
+    int hier_allgather;    /* HOROVOD_HIERARCHICAL_ALLGATHER, likewise */
+    char prefix[32];       /* of the world transport's keys */
+    int dead;              /* a transport failure broke the comm */
+    struct fusion *fusion; /* the async thread, once started */
     struct heartbeat *heartbeat; /* the heartbeat thread, if asked for */
     struct dev_comm *dev;        /* NCCL, at the first device buffer */
     int registered;              /* hvdd knows this rank */
@@ -73,11 +75,18 @@ void comm_unregister(coll_comm *c);
 /* HOROVOD_HIERARCHICAL_ALLREDUCE=1 and a job where it can help; then
  * comm_hier_allreduce does allreduce of n pieces (send may be recv; avg
  * divides) in two levels on h's transports, named with tag (the same on
- * every rank): 0, or a code with the detail in err. */
+ * every rank); net is the transport of every rank (the comm's or the
+ * fusion thread's), for learning the hosts' ranks once, and for a flat
+ * allreduce where ranks are not numbered host by host. 0, or a code with
+ * the detail in err. */
 int comm_hier_wanted(const coll_comm *c);
-int comm_hier_allreduce(const coll_comm *c, comm_hier *h, const char *tag,
-                        const transport_piece *piece, int n, coll_dtype dt,
-                        coll_op op, char *err, size_t errlen);
+int comm_hier_allreduce(const coll_comm *c, comm_hier *h, transport *net,
+                        const char *tag, const transport_piece *piece, int n,
+                        coll_dtype dt, coll_op op, char *err, size_t errlen);
+/* Reads HOROVOD_HIERARCHICAL_ALLREDUCE and _ALLGATHER once (coll_init):
+ * the fusion thread must not call getenv while Python may change the
+ * environment. */
+void comm_hier_read_env(coll_comm *c);
 void comm_hier_free(comm_hier *h);
 /* HOROVOD_HIERARCHICAL_ALLGATHER=1 and several hosts; then
  * comm_hier_allgatherv does allgatherv (transport.h's) in two levels:

@@ -138,6 +138,7 @@ comm_connect(coll_comm *c)
                          "COLL_SHM='%s': use 1 (the default: ranks of one "
                          "host share memory) or 0",
                          getenv("COLL_SHM"));
+    comm_hier_read_env(c);
     if (c->size == 1)
         return 0;
     if (addr == NULL || port <= 0)

@@ -216,8 +216,8 @@ run_group(fusion *f, coll_request **g, int ng, char *err, size_t errlen)
     for (int i = 0; i < ng; i++)
         piece[i] = (transport_piece){g[i]->send, g[i]->recv, g[i]->count};
     r = comm_hier_wanted(f->comm)
-            ? comm_hier_allreduce(f->comm, &f->hier, ".async", piece, ng,
-                                  g[0]->dt, g[0]->op, err, errlen)
+            ? comm_hier_allreduce(f->comm, &f->hier, f->net, ".async", piece,
+                                  ng, g[0]->dt, g[0]->op, err, errlen)
             : f->net->ops->allreduce(f->net, piece, ng, g[0]->dt, g[0]->op, err,
                                      errlen);
     free(piece);

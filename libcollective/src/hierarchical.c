@@ -10,29 +10,44 @@
  * The comm's blocking calls have one pair of transports, its fusion
  * thread another (fused groups go the same way), each connected at its
  * first such call: every rank makes the call at the same point of its
- * sequence, so their keys match. */
+ * sequence, so their keys match. That call also learns which ranks each
+ * host has (one exchange on the comm's or the thread's transport of
+ * every rank): ranks not numbered host by host stay flat. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "comm.h"
 
+static int
+env_on(const char *name)
+{
+    const char *v = getenv(name);
+
+    return v && strcmp(v, "1") == 0;
+}
+
+void
+comm_hier_read_env(coll_comm *c)
+{
+    /* with several hosts; the same answer on every rank (local_size is
+     * not: hosts may have different numbers of ranks) */
+    int hosts = c->local_size < c->size;
+
+    c->hier_allreduce = hosts && env_on("HOROVOD_HIERARCHICAL_ALLREDUCE");
+    c->hier_allgather = hosts && env_on("HOROVOD_HIERARCHICAL_ALLGATHER");
+}
+
 int
 comm_hier_wanted(const coll_comm *c)
 {
-    const char *v = getenv("HOROVOD_HIERARCHICAL_ALLREDUCE");
-
-    /* with several hosts; the same answer on every rank (local_size is
-     * not: hosts may have different numbers of ranks) */
-    return v && strcmp(v, "1") == 0 && c->local_size < c->size;
+    return c->hier_allreduce;
 }
 
 int
 comm_hier_gather_wanted(const coll_comm *c)
 {
-    const char *v = getenv("HOROVOD_HIERARCHICAL_ALLGATHER");
-
-    return v && strcmp(v, "1") == 0 && c->local_size < c->size;
+    return c->hier_allgather;
 }
 
 void
@@ -58,8 +73,10 @@ open_group(const coll_comm *c, transport **t, const char *which, int group,
     if (*t || size < 2)
         return 0;
     snprintf(name, sizeof(name), ".%s%d%s", which, group, tag);
-    if ((*t = comm_transport_new(c, name, rank, size, one_host)) == NULL)
+    if ((*t = comm_transport_new(c, name, rank, size, one_host)) == NULL) {
+        snprintf(err, errlen, "out of memory");
         return COLL_ENOMEM;
+    }
     r = (*t)->ops->connect(*t, "hierarchical allreduce", err, errlen);
     if (r != 0) {
         transport_free(*t);
@@ -75,8 +92,10 @@ cross_step(transport *cross, const transport_piece *piece, int n, coll_dtype dt,
     transport_piece one, *in_place = n == 1 ? &one : malloc(sizeof(one) * n);
     int r;
 
-    if (in_place == NULL)
+    if (in_place == NULL) {
+        snprintf(err, errlen, "out of memory");
         return COLL_ENOMEM;
+    }
     for (int k = 0; k < n; k++)
         in_place[k] =
             (transport_piece){piece[k].recv, piece[k].recv, piece[k].count};
@@ -86,15 +105,22 @@ cross_step(transport *cross, const transport_piece *piece, int n, coll_dtype dt,
     return r;
 }
 
+static int learn_hosts(const coll_comm *c, comm_hier *h, transport *net,
+                       char *err, size_t errlen);
+
 int
-comm_hier_allreduce(const coll_comm *c, comm_hier *h, const char *tag,
-                    const transport_piece *piece, int n, coll_dtype dt,
-                    coll_op op, char *err, size_t errlen)
+comm_hier_allreduce(const coll_comm *c, comm_hier *h, transport *net,
+                    const char *tag, const transport_piece *piece, int n,
+                    coll_dtype dt, coll_op op, char *err, size_t errlen)
 {
     size_t es = coll_dtype_size(dt);
     coll_op how = op == COLL_OP_AVG ? COLL_OP_SUM : op;
     int host_first = c->rank - c->local_rank, r;
 
+    if ((r = learn_hosts(c, h, net, err, errlen)) != 0)
+        return r;
+    if (h->hosts < 0) /* not numbered host by host: one flat allreduce */
+        return net->ops->allreduce(net, piece, n, dt, op, err, errlen);
     /* the local group is named by its host's first rank, the cross group
      * of local_rank 0 by nothing else */
     r = open_group(c, &h->local, "local", host_first, tag, c->local_rank,
@@ -118,40 +144,55 @@ comm_hier_allreduce(const coll_comm *c, comm_hier *h, const char *tag,
     return r;
 }
 
-/* Where each host's ranks begin, from every rank's local and cross rank
- * (one exchange on net): hosts whose ranks follow each other, local_rank
- * 0 first, cross_rank the host's index (as hvdrun numbers them), else
- * h->hosts = -1. */
+/* Where each host's ranks begin, from every rank's local rank and size
+ * and cross rank (one exchange on net, at the first call): hosts whose
+ * ranks follow each other, local_rank 0 first, as many as their
+ * local_size, cross_rank the host's index (as hvdrun numbers them), else
+ * h->hosts = -1 (the caller stays flat). Kept only once learnt. */
 static int
 learn_hosts(const coll_comm *c, comm_hier *h, transport *net, char *err,
             size_t errlen)
 {
-    int32_t *id = calloc((size_t)c->size, 2 * sizeof(int32_t));
-    int r;
+    int32_t *id;
+    int *first, hosts = 0, r;
 
     if (h->host_first)
         return 0;
-    h->host_first = calloc((size_t)c->size + 1, sizeof(int));
-    if (id == NULL || h->host_first == NULL) {
+    id = calloc((size_t)c->size, 3 * sizeof(int32_t));
+    first = calloc((size_t)c->size + 1, sizeof(int));
+    if (id == NULL || first == NULL) {
         free(id);
+        free(first);
+        snprintf(err, errlen, "out of memory");
         return COLL_ENOMEM;
     }
-    id[2 * c->rank] = c->local_rank;
-    id[2 * c->rank + 1] = c->cross_rank;
-    r = net->ops->exchange(net, id, 2 * sizeof(int32_t), 2 * sizeof(int32_t),
-                           "allgatherv: hosts", err, errlen);
-    h->hosts = 0;
-    for (int k = 0; r == 0 && k < c->size && h->hosts >= 0; k++) {
-        int lr = id[2 * k], cr = id[2 * k + 1];
-        if (lr == 0 && cr == h->hosts)
-            h->host_first[h->hosts++] = k;
-        else if (lr == 0 || k == 0 || id[2 * (k - 1)] != lr - 1)
-            h->hosts = -1;
+    id[3 * c->rank] = c->local_rank;
+    id[3 * c->rank + 1] = c->local_size;
+    id[3 * c->rank + 2] = c->cross_rank;
+    r = net->ops->exchange(net, id, 3 * sizeof(int32_t), 3 * sizeof(int32_t),
+                           "hierarchical: hosts", err, errlen);
+    for (int k = 0; r == 0 && k < c->size && hosts >= 0; k++) {
+        int lr = id[3 * k], ls = id[3 * k + 1], cr = id[3 * k + 2];
+        if (lr == 0 && cr == hosts && k + ls <= c->size)
+            first[hosts++] = k;
+        else if (lr == 0 || k == 0 || id[3 * (k - 1)] != lr - 1 ||
+                 id[3 * (k - 1) + 1] != ls)
+            hosts = -1;
     }
-    if (h->hosts > 0)
-        h->host_first[h->hosts] = c->size;
+    if (r == 0 && hosts > 0) {
+        first[hosts] = c->size;
+        for (int j = 0; j < hosts; j++) /* each block its host's local_size */
+            if (first[j + 1] - first[j] != id[3 * first[j] + 1])
+                hosts = -1;
+    }
     free(id);
-    return r;
+    if (r != 0) {
+        free(first);
+        return r;
+    }
+    h->host_first = first;
+    h->hosts = hosts;
+    return 0;
 }
 
 /* The two-level allgatherv once the hosts are known: this host's blocks
@@ -174,8 +215,10 @@ gather_levels(const coll_comm *c, comm_hier *h, const void *mine, char *all,
     else if (bytes[c->rank] && mine != all + at)
         memmove(all + at, mine, bytes[c->rank]);
     if (r == 0 && c->local_rank == 0 && h->cross) {
-        if ((host_bytes = calloc((size_t)h->hosts, sizeof(size_t))) == NULL)
+        if ((host_bytes = calloc((size_t)h->hosts, sizeof(size_t))) == NULL) {
+            snprintf(err, errlen, "out of memory");
             return COLL_ENOMEM;
+        }
         for (int j = 0; j < h->hosts; j++)
             for (int k = h->host_first[j]; k < h->host_first[j + 1]; k++)
                 host_bytes[j] += bytes[k];

@@ -46,6 +46,8 @@ ranks_mapping() {
 }
 # the address range of the segment in PID's mappings (empty: none)
 segment_range() { awk -v s="$SEGMENT" 'index($0, s) {print $1; exit}' "/proc/$1/maps" 2>/dev/null; }
+# cannot COMMAND...: COMMAND fails
+cannot() { ! "$@" >/dev/null 2>&1; }
 # cannot_as_nobody COMMAND...: COMMAND fails when run as nobody
 cannot_as_nobody() {
     ! setpriv --reuid=nobody --regid=nogroup --clear-groups "$@" \
@@ -68,6 +70,9 @@ if [ -n "$range" ] && [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null; the
     # root may open it (so the path is right) ...
     check "its owner's side can open it" \
         sh -c "head -c 8 /proc/$rank0/map_files/$range >/dev/null"
+    # ... but not shrink or grow it under the ranks (sealed at its size)
+    check "the segment cannot be truncated, even by its owner's side" \
+        cannot truncate -s 0 "/proc/$rank0/map_files/$range"
     # ... and nobody may neither read nor write it
     check "another user cannot read the segment" \
         cannot_as_nobody head -c 8 "/proc/$rank0/map_files/$range"

@@ -88,9 +88,15 @@ create(shm_transport *t, int *fd, char *where, size_t wlen)
 {
     char nonce[33];
 
-    *fd = (int)syscall(SYS_memfd_create, "hvd-collective", MFD_CLOEXEC);
+    *fd = (int)syscall(SYS_memfd_create, "hvd-collective",
+                       MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    /* sealed at its size: nobody who opens it can shrink it under the
+     * ranks' mappings (SIGBUS) */
     if (*fd < 0 || fchmod(*fd, 0600) != 0 ||
-        ftruncate(*fd, (off_t)t->seg_bytes) != 0 || map(t, *fd) != 0)
+        ftruncate(*fd, (off_t)t->seg_bytes) != 0 ||
+        fcntl(*fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) !=
+            0 ||
+        map(t, *fd) != 0)
         return -1;
     t->head->magic = SHM_MAGIC;
     t->head->size = (uint32_t)t->base.size;
@@ -175,8 +181,10 @@ shm_attach(shm_transport *t, const char *what, char *err, size_t errlen)
     char key[128], where[128], *published = NULL;
     int fd = -1, r;
 
-    if (kv == NULL)
+    if (kv == NULL) {
+        snprintf(err, errlen, "%s: out of memory", what);
         return COLL_ENOMEM;
+    }
     snprintf(key, sizeof(key), "%s", t->spec.prefix);
     if (t->base.rank == 0) {
         r = create(t, &fd, where, sizeof(where)) != 0

@@ -64,8 +64,9 @@ st_exchange(transport *t, void *all, size_t bytes, size_t used,
 
     /* the argument check of a small operation: one step, each rank's
      * used bytes (24 of its 4120 for an 8 B allreduce) after their count,
-     * which may differ by rank (allgatherv) */
-    if (used + sizeof(uint64_t) <= s->area && used <= bytes) {
+     * which may differ by rank (allgatherv); the choice rests on bytes,
+     * the same on every rank, so that all take the same steps */
+    if (bytes + sizeof(uint64_t) <= s->area && used <= bytes) {
         uint64_t n = used;
         unsigned char *mine = shm_area(s, step, t->rank);
         memcpy(mine, &n, sizeof(n));
@@ -212,6 +213,8 @@ shm_transport_new(const transport_spec *spec)
     s->base = (transport){&shm_ops, spec->rank, spec->size};
     s->spec = *spec;
     s->pidfd = malloc(sizeof(int) * (size_t)spec->size);
+    for (int k = 0; s->pidfd && k < spec->size; k++)
+        s->pidfd[k] = -1; /* before any st_free, which closes them */
     s->pid = calloc((size_t)spec->size, sizeof(int));
     s->offsets = calloc(2 * ((size_t)spec->size + 1), sizeof(size_t));
     s->src = calloc((size_t)spec->size, sizeof(*s->src));
@@ -221,8 +224,6 @@ shm_transport_new(const transport_spec *spec)
         st_free(&s->base);
         return NULL;
     }
-    for (int k = 0; k < spec->size; k++)
-        s->pidfd[k] = -1;
     shm_geometry(s);
     return &s->base;
 }
