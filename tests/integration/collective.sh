@@ -176,4 +176,24 @@ check "hung rank: named" grep -q "job stopped: rank 1 on host 'localhost' (pid [
 # (2 s: a loaded machine may delay a beat by more than one; linger lasts 4)
 hvd --heartbeat-timeout 2 -np 2 "$CHECK" linger
 check "finished ranks are not lost ones" [ "$RC" -eq 0 -a "$(grep -c 'rank done' "$TMP/out")" -eq 2 ]
+# ranks not numbered host by host (started by hand beside a standalone
+# hvdd: "host" A has ranks 0 and 2, B ranks 1 and 3): the hierarchical
+# calls see it and stay flat, instead of grouping ranks of different hosts
+# (rank - local_rank named rank 2's group after rank 1, and the job hung)
+start_hvdd --size 4
+ranks=()
+for r in 0 1 2 3; do
+    env HOROVOD_GLOO_RENDEZVOUS_ADDR=127.0.0.1 HOROVOD_GLOO_RENDEZVOUS_PORT="$PORT" \
+        HVDD_TOKEN="$(cat "$TMP/token")" HOROVOD_GLOO_IFACE=lo \
+        HOROVOD_RANK=$r HOROVOD_SIZE=4 HOROVOD_LOCAL_RANK=$((r / 2)) \
+        HOROVOD_LOCAL_SIZE=2 HOROVOD_CROSS_RANK=$((r % 2)) HOROVOD_CROSS_SIZE=2 \
+        HOROVOD_HIERARCHICAL_ALLREDUCE=1 HOROVOD_HIERARCHICAL_ALLGATHER=1 \
+        HOROVOD_GLOO_TIMEOUT_SECONDS=10 \
+        timeout -k 5 60 "$CHECK" all "$MARK" >"$TMP/rr.$r" 2>&1 &
+    ranks+=($!)
+done
+wait "${ranks[@]}" # (not hvdd)
+check "ranks of 2 hosts numbered round-robin, hierarchical: all 4 passed" \
+    [ "$(cat "$TMP"/rr.* | grep -c 'checks passed$')" -eq 4 ]
+grep -hv 'checks passed$' "$TMP"/rr.* | head -4 | sed 's/^/  | /'
 finish
