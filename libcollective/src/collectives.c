@@ -172,12 +172,8 @@ coll_allgather(coll_comm *c, const void *send, void *recv, size_t count,
         for (int i = 0; bytes && i < c->size; i++)
             memcpy((char *)recv + bytes * i, comm_slot_data(&slots, i), bytes);
     } else if (comm_hier_gather_wanted(c)) { /* two levels: hierarchical.c */
-        size_t *each = transport_each(c->size, bytes);
-        r = each ? comm_hier_allgatherv(c, &c->hier, c->world, "", send, recv,
-                                        each, c->last_error,
-                                        sizeof(c->last_error))
-                 : COLL_ENOMEM;
-        free(each);
+        r = comm_hier_allgather(c, &c->hier, c->world, "", send, recv, bytes,
+                                c->last_error, sizeof(c->last_error));
         if (r != 0)
             r = r == COLL_ENOMEM ? comm_fail(c, r, "out of memory")
                                  : comm_fail(c, r, "%s", c->last_error);

@@ -97,6 +97,10 @@ int comm_hier_gather_wanted(const coll_comm *c);
 int comm_hier_allgatherv(const coll_comm *c, comm_hier *h, transport *net,
                          const char *tag, const void *mine, void *all,
                          const size_t *bytes, char *err, size_t errlen);
+/* The same with bytes from every rank (as transport_allgather). */
+int comm_hier_allgather(const coll_comm *c, comm_hier *h, transport *net,
+                        const char *tag, const void *mine, void *all,
+                        size_t bytes, char *err, size_t errlen);
 
 /* The first step of the blocking collectives (exchange.c): one
  * allgather of a fixed-size slot per rank with its arguments (a, b, d)

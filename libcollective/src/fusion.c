@@ -162,14 +162,9 @@ run_other(fusion *f, coll_request *q, char *err, size_t errlen)
     if (q->kind == REQ_BROADCAST)
         return f->net->ops->broadcast(f->net, q->recv, bytes, q->root, err,
                                       errlen);
-    if (comm_hier_gather_wanted(f->comm)) {
-        size_t *each = transport_each(f->size, bytes);
-        int r = each ? comm_hier_allgatherv(f->comm, &f->hier, f->net, ".async",
-                                            q->send, q->recv, each, err, errlen)
-                     : COLL_ENOMEM;
-        free(each);
-        return r;
-    }
+    if (comm_hier_gather_wanted(f->comm))
+        return comm_hier_allgather(f->comm, &f->hier, f->net, ".async", q->send,
+                                   q->recv, bytes, err, errlen);
     return transport_allgather(f->net, q->send, q->recv, bytes, "allgather",
                                err, errlen);
 }

@@ -105,45 +105,6 @@ cross_step(transport *cross, const transport_piece *piece, int n, coll_dtype dt,
     return r;
 }
 
-static int learn_hosts(const coll_comm *c, comm_hier *h, transport *net,
-                       char *err, size_t errlen);
-
-int
-comm_hier_allreduce(const coll_comm *c, comm_hier *h, transport *net,
-                    const char *tag, const transport_piece *piece, int n,
-                    coll_dtype dt, coll_op op, char *err, size_t errlen)
-{
-    size_t es = coll_dtype_size(dt);
-    coll_op how = op == COLL_OP_AVG ? COLL_OP_SUM : op;
-    int host_first = c->rank - c->local_rank, r;
-
-    if ((r = learn_hosts(c, h, net, err, errlen)) != 0)
-        return r;
-    if (h->hosts < 0) /* not numbered host by host: one flat allreduce */
-        return net->ops->allreduce(net, piece, n, dt, op, err, errlen);
-    /* the local group is named by its host's first rank, the cross group
-     * of local_rank 0 by nothing else */
-    r = open_group(c, &h->local, "local", host_first, tag, c->local_rank,
-                   c->local_size, 1, err, errlen);
-    if (r == 0 && c->local_rank == 0)
-        r = open_group(c, &h->cross, "cross", 0, tag, c->cross_rank,
-                       c->cross_size, 0, err, errlen);
-    if (r == 0 && h->local)
-        r = h->local->ops->allreduce(h->local, piece, n, dt, how, err, errlen);
-    for (int k = 0; r == 0 && !h->local && k < n; k++) /* alone on its host */
-        if (piece[k].send != piece[k].recv && piece[k].count)
-            memmove(piece[k].recv, piece[k].send, piece[k].count * es);
-    if (r == 0 && c->local_rank == 0 && h->cross)
-        r = cross_step(h->cross, piece, n, dt, how, err, errlen);
-    for (int k = 0; r == 0 && h->local && k < n; k++)
-        if (piece[k].count)
-            r = h->local->ops->broadcast(h->local, piece[k].recv,
-                                         piece[k].count * es, 0, err, errlen);
-    for (int k = 0; r == 0 && op == COLL_OP_AVG && k < n; k++)
-        elem_scale_avg(piece[k].recv, piece[k].count, dt, c->size);
-    return r;
-}
-
 /* Where each host's ranks begin, from every rank's local rank and size
  * and cross rank (one exchange on net, at the first call): hosts whose
  * ranks follow each other, local_rank 0 first, as many as their
@@ -195,6 +156,53 @@ learn_hosts(const coll_comm *c, comm_hier *h, transport *net, char *err,
     return 0;
 }
 
+/* What both kinds of call do first: learn the hosts (once), then make
+ * and connect this rank's levels (once): its host's group, named by the
+ * host's first rank, and for local_rank 0 the cross group. *flat: the
+ * ranks are not numbered host by host, so the caller stays flat. */
+static int
+open_levels(const coll_comm *c, comm_hier *h, transport *net, const char *tag,
+            int *flat, char *err, size_t errlen)
+{
+    int r = learn_hosts(c, h, net, err, errlen);
+
+    *flat = r == 0 && h->hosts < 0;
+    if (r == 0 && !*flat)
+        r = open_group(c, &h->local, "local", c->rank - c->local_rank, tag,
+                       c->local_rank, c->local_size, 1, err, errlen);
+    if (r == 0 && !*flat && c->local_rank == 0)
+        r = open_group(c, &h->cross, "cross", 0, tag, c->cross_rank,
+                       c->cross_size, 0, err, errlen);
+    return r;
+}
+
+int
+comm_hier_allreduce(const coll_comm *c, comm_hier *h, transport *net,
+                    const char *tag, const transport_piece *piece, int n,
+                    coll_dtype dt, coll_op op, char *err, size_t errlen)
+{
+    size_t es = coll_dtype_size(dt);
+    coll_op how = op == COLL_OP_AVG ? COLL_OP_SUM : op;
+    int flat, r = open_levels(c, h, net, tag, &flat, err, errlen);
+
+    if (r == 0 && flat) /* not numbered host by host: one flat allreduce */
+        return net->ops->allreduce(net, piece, n, dt, op, err, errlen);
+    if (r == 0 && h->local)
+        r = h->local->ops->allreduce(h->local, piece, n, dt, how, err, errlen);
+    for (int k = 0; r == 0 && !h->local && k < n; k++) /* alone on its host */
+        if (piece[k].send != piece[k].recv && piece[k].count)
+            memmove(piece[k].recv, piece[k].send, piece[k].count * es);
+    if (r == 0 && c->local_rank == 0 && h->cross)
+        r = cross_step(h->cross, piece, n, dt, how, err, errlen);
+    for (int k = 0; r == 0 && h->local && k < n; k++)
+        if (piece[k].count)
+            r = h->local->ops->broadcast(h->local, piece[k].recv,
+                                         piece[k].count * es, 0, err, errlen);
+    for (int k = 0; r == 0 && op == COLL_OP_AVG && k < n; k++)
+        elem_scale_avg(piece[k].recv, piece[k].count, dt, c->size);
+    return r;
+}
+
 /* The two-level allgatherv once the hosts are known: this host's blocks
  * into place (local), every host's (cross), then the whole buffer from
  * local_rank 0 to its host. */
@@ -236,16 +244,27 @@ comm_hier_allgatherv(const coll_comm *c, comm_hier *h, transport *net,
                      const char *tag, const void *mine, void *all,
                      const size_t *bytes, char *err, size_t errlen)
 {
-    int r = learn_hosts(c, h, net, err, errlen);
+    int flat, r = open_levels(c, h, net, tag, &flat, err, errlen);
 
-    if (r == 0 && h->hosts < 0) /* not numbered host by host: flat */
+    if (r == 0 && flat) /* not numbered host by host: flat */
         return net->ops->allgatherv(net, mine, all, bytes, "allgatherv", err,
                                     errlen);
-    if (r == 0)
-        r = open_group(c, &h->local, "local", c->rank - c->local_rank, tag,
-                       c->local_rank, c->local_size, 1, err, errlen);
-    if (r == 0 && c->local_rank == 0)
-        r = open_group(c, &h->cross, "cross", 0, tag, c->cross_rank,
-                       c->cross_size, 0, err, errlen);
     return r ? r : gather_levels(c, h, mine, all, bytes, err, errlen);
+}
+
+int
+comm_hier_allgather(const coll_comm *c, comm_hier *h, transport *net,
+                    const char *tag, const void *mine, void *all, size_t bytes,
+                    char *err, size_t errlen)
+{
+    size_t *each = transport_each(c->size, bytes);
+    int r;
+
+    if (each == NULL) {
+        snprintf(err, errlen, "out of memory");
+        return COLL_ENOMEM;
+    }
+    r = comm_hier_allgatherv(c, h, net, tag, mine, all, each, err, errlen);
+    free(each);
+    return r;
 }
