@@ -74,6 +74,25 @@ start_hvdd() {
     PORT=$(awk '/^listening/ {print $2}' "$TMP/hvdd.out")
 }
 
+# python_binding MODULE PACKAGE: Debian's /usr/bin/python3 in $PY, with
+# this tree's binding (COLLECTIVE_LIB and COLLECTIVE_PY exported) and in
+# PYX the hvdrun arguments that an ASan libcollective needs in a plain
+# python3 (the runtimes preloaded in the workers only); skips the test
+# (77) when $PY has no MODULE (apt-get install PACKAGE).
+python_binding() {
+    PY=/usr/bin/python3
+    if ! "$PY" -c "import $1" 2>/dev/null; then
+        echo "skip: $PY has no $1 (apt-get install $2)"
+        exit 77
+    fi
+    export COLLECTIVE_LIB=${COLLECTIVE_LIB:?set COLLECTIVE_LIB to libcollective.so}
+    export COLLECTIVE_PY=${SRC:?set SRC to the source folder}/libcollective/python
+    PYX=()
+    if [ -n "${SANITIZE_PRELOAD:-}" ]; then
+        PYX=(-x "LD_PRELOAD=$SANITIZE_PRELOAD" -x ASAN_OPTIONS=detect_leaks=0)
+    fi
+}
+
 finish() {
     echo "$PASS passed, $FAIL failed"
     [ "$FAIL" -eq 0 ]
