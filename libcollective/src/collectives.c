@@ -132,10 +132,18 @@ coll_broadcast(coll_comm *c, void *buf, size_t count, coll_dtype dt, int root)
     if (count * es <= COMM_SMALL_BYTES) {
         if (count)
             memcpy(buf, comm_slot_data(&slots, root), count * es);
-    } else if ((r = c->world->ops->broadcast(c->world, buf, count * es, root,
-                                             c->last_error,
-                                             sizeof(c->last_error))) != 0) {
-        r = comm_fail(c, r, "%s", c->last_error);
+    } else {
+        r = comm_hier_broadcast_wanted(c) /* two levels: hierarchical.c */
+                ? comm_hier_broadcast(c, &c->hier, c->world, "", buf,
+                                      count * es, root, c->last_error,
+                                      sizeof(c->last_error))
+                : c->world->ops->broadcast(c->world, buf, count * es, root,
+                                           c->last_error,
+                                           sizeof(c->last_error));
+        if (r == COLL_ENOMEM)
+            r = comm_fail(c, r, "out of memory");
+        else if (r != 0)
+            r = comm_fail(c, r, "%s", c->last_error);
     }
     comm_slots_release(&slots);
     return r;

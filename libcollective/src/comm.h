@@ -33,6 +33,7 @@ struct coll_comm {
     comm_hier hier;        /* the blocking calls' two levels */
     int hier_allreduce;    /* HOROVOD_HIERARCHICAL_ALLREDUCE, several hosts */
     int hier_allgather;    /* HOROVOD_HIERARCHICAL_ALLGATHER, likewise */
+    int hier_broadcast;    /* several hosts, COLL_SHM on */
     char prefix[32];       /* of the world transport's keys */
     int dead;              /* a transport failure broke the comm */
     struct fusion *fusion; /* the async thread, once started */
@@ -101,6 +102,15 @@ int comm_hier_allgatherv(const coll_comm *c, comm_hier *h, transport *net,
 int comm_hier_allgather(const coll_comm *c, comm_hier *h, transport *net,
                         const char *tag, const void *mine, void *all,
                         size_t bytes, char *err, size_t errlen);
+
+/* Several hosts and shared memory on; then comm_hier_broadcast does
+ * broadcast (transport.h's) in two levels: within the root's host, across
+ * hosts among local_rank 0, then within every other host. Flat where
+ * every host has one rank or ranks are not numbered host by host. */
+int comm_hier_broadcast_wanted(const coll_comm *c);
+int comm_hier_broadcast(const coll_comm *c, comm_hier *h, transport *net,
+                        const char *tag, void *buf, size_t bytes, int root,
+                        char *err, size_t errlen);
 
 /* The first step of the blocking collectives (exchange.c): one
  * allgather of a fixed-size slot per rank with its arguments (a, b, d)

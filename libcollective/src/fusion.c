@@ -159,6 +159,9 @@ run_other(fusion *f, coll_request *q, char *err, size_t errlen)
 
     if (bytes == 0) /* every rank agreed on the count */
         return 0;
+    if (q->kind == REQ_BROADCAST && comm_hier_broadcast_wanted(f->comm))
+        return comm_hier_broadcast(f->comm, &f->hier, f->net, ".async", q->recv,
+                                   bytes, q->root, err, errlen);
     if (q->kind == REQ_BROADCAST)
         return f->net->ops->broadcast(f->net, q->recv, bytes, q->root, err,
                                       errlen);

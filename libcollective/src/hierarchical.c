@@ -1,7 +1,12 @@
-/* Allreduce in two levels, as Horovod's HOROVOD_HIERARCHICAL_ALLREDUCE
- * (hvdrun --hierarchical-allreduce): within each host on its local
- * transport, then across hosts among the ranks with local_rank 0 on their
- * cross transport, then a broadcast within each host. Only one rank per host
+/* Collectives in two levels. Allreduce as Horovod's
+ * HOROVOD_HIERARCHICAL_ALLREDUCE (hvdrun --hierarchical-allreduce):
+ * within each host on its local transport, then across hosts among the
+ * ranks with local_rank 0 on their cross transport, then a broadcast
+ * within each host; allgather likewise (HOROVOD_HIERARCHICAL_ALLGATHER).
+ * Broadcast takes two levels by itself where the local one is shared
+ * memory: the root's host, then one rank per host across, then each
+ * other host: the data crosses the network once per host and never goes
+ * through loopback TCP. Only one rank per host
  * sends across hosts, which pays where the network between hosts is slower
  * than within them. Taking the cross step on local_rank 0 only keeps it
  * right when hosts have different numbers of ranks. The local transport
@@ -36,6 +41,8 @@ comm_hier_read_env(coll_comm *c)
 
     c->hier_allreduce = hosts && env_on("HOROVOD_HIERARCHICAL_ALLREDUCE");
     c->hier_allgather = hosts && env_on("HOROVOD_HIERARCHICAL_ALLGATHER");
+    /* its only gain is the local step on shared memory */
+    c->hier_broadcast = hosts && c->shm;
 }
 
 int
@@ -48,6 +55,12 @@ int
 comm_hier_gather_wanted(const coll_comm *c)
 {
     return c->hier_allgather;
+}
+
+int
+comm_hier_broadcast_wanted(const coll_comm *c)
+{
+    return c->hier_broadcast;
 }
 
 void
@@ -77,7 +90,7 @@ open_group(const coll_comm *c, transport **t, const char *which, int group,
         snprintf(err, errlen, "out of memory");
         return COLL_ENOMEM;
     }
-    r = (*t)->ops->connect(*t, "hierarchical allreduce", err, errlen);
+    r = (*t)->ops->connect(*t, "hierarchical", err, errlen);
     if (r != 0) {
         transport_free(*t);
         *t = NULL;
@@ -266,5 +279,42 @@ comm_hier_allgather(const coll_comm *c, comm_hier *h, transport *net,
     }
     r = comm_hier_allgatherv(c, h, net, tag, mine, all, each, err, errlen);
     free(each);
+    return r;
+}
+
+/* The host (index into h->host_first) that rank belongs to. */
+static int
+host_of(const comm_hier *h, int rank)
+{
+    int j = 0;
+
+    while (h->host_first[j + 1] <= rank)
+        j++;
+    return j;
+}
+
+int
+comm_hier_broadcast(const coll_comm *c, comm_hier *h, transport *net,
+                    const char *tag, void *buf, size_t bytes, int root,
+                    char *err, size_t errlen)
+{
+    int flat, r = learn_hosts(c, h, net, err, errlen), from, mine;
+
+    /* a rank per host: the cross ring would be the world's again */
+    if (r == 0 && (h->hosts < 0 || h->hosts == c->size))
+        return net->ops->broadcast(net, buf, bytes, root, err, errlen);
+    if (r != 0 || (r = open_levels(c, h, net, tag, &flat, err, errlen)) != 0)
+        return r;
+    from = host_of(h, root);
+    mine =
+        host_of(h, c->rank) == from; /* (not cross_rank: Horovod's
+                                      * counts the ranks of one local_rank) */
+    if (mine && h->local) /* the root's host, its local_rank 0 included */
+        r = h->local->ops->broadcast(h->local, buf, bytes,
+                                     root - h->host_first[from], err, errlen);
+    if (r == 0 && c->local_rank == 0 && h->cross)
+        r = h->cross->ops->broadcast(h->cross, buf, bytes, from, err, errlen);
+    if (r == 0 && !mine && h->local)
+        r = h->local->ops->broadcast(h->local, buf, bytes, 0, err, errlen);
     return r;
 }

@@ -93,18 +93,24 @@ check_allreduce(coll_comm *c, coll_dtype dt, coll_op op, size_t n, int in_place)
 static void
 check_broadcast_allgather(coll_comm *c, size_t n)
 {
-    int rank = coll_rank(c), size = coll_size(c), root = size - 1;
+    int rank = coll_rank(c), size = coll_size(c);
+    /* the last rank, the first and one between: on hosts of several
+     * ranks, a root that is and one that is not its host's first */
+    int roots[] = {size - 1, 0, size / 2};
     double *buf = malloc(n * sizeof(double) + 8);
     double *all = malloc(n * size * sizeof(double) + 8);
     int r;
 
-    for (size_t i = 0; i < n; i++)
-        buf[i] = rank == root ? value(root, i) + 0.5 : -1;
-    if ((r = coll_broadcast(c, buf, n, COLL_DT_F64, root)) != 0)
-        FAIL("broadcast: %s: %s", coll_strerror(r), coll_last_error(c));
-    for (size_t i = 0; i < n; i++)
-        if (buf[i] != value(root, i) + 0.5)
-            FAIL("broadcast n %zu: [%zu] = %g", n, i, buf[i]);
+    for (int j = 0; j < 3; j++) {
+        int root = roots[j];
+        for (size_t i = 0; i < n; i++)
+            buf[i] = rank == root ? value(root, i) + j + 0.5 : -1;
+        if ((r = coll_broadcast(c, buf, n, COLL_DT_F64, root)) != 0)
+            FAIL("broadcast: %s: %s", coll_strerror(r), coll_last_error(c));
+        for (size_t i = 0; i < n; i++)
+            if (buf[i] != value(root, i) + j + 0.5)
+                FAIL("broadcast n %zu from %d: [%zu] = %g", n, root, i, buf[i]);
+    }
     for (size_t i = 0; i < n; i++)
         buf[i] = value(rank, i);
     if ((r = coll_allgather(c, buf, all, n, COLL_DT_F64)) != 0)
@@ -815,6 +821,14 @@ main(int argc, char **argv)
         for (int i = 0; r == 0 && i < G * coll_size(c); i++)
             r = g[i] != (float)i;
         free(g);
+        /* and a broadcast from the last rank (on hosts of several ranks,
+         * its local steps share memory) */
+        for (int i = 0; i < N; i++)
+            a[i] = coll_rank(c) == coll_size(c) - 1 ? (float)(i % 5) : -1.0f;
+        if (r == 0)
+            r = coll_broadcast(c, a, N, COLL_DT_F32, coll_size(c) - 1);
+        for (int i = 0; r == 0 && i < N; i++)
+            r = a[i] != (float)(i % 5);
         printf("rank %d: holding, pid %d, %s\n", coll_rank(c), (int)getpid(),
                r == 0 && v[N - 1] == want ? "right" : "wrong");
         fflush(stdout);

@@ -108,8 +108,17 @@ for shm in 1 0; do
         [ "$(ranks_mapping $((2 * shm)))" -eq 6 ]
     stop_job
 done
+# no hierarchical flag: allreduce and allgather stay flat (on TCP), the
+# broadcast's local steps take the one segment; none with COLL_SHM=0
+for shm in 1 0; do
+    hold_job $shm 6 -H localhost:3,127.0.0.1:3
+    check "2 hosts x 3, COLL_SHM=$shm: right on 6 ranks" [ "$RIGHT" -eq 6 ]
+    check "2 hosts x 3, COLL_SHM=$shm: $shm segment in each rank (the broadcast's)" \
+        [ "$(ranks_mapping $shm)" -eq 6 ]
+    stop_job
+done
 # hierarchical allgather alone: the comm's allreduces stay flat (on
-# TCP), its allgather's local step takes the one segment
+# TCP), its allgather's and broadcast's local steps take the one segment
 hold_job 1 6 --hierarchical-allgather -H localhost:3,127.0.0.1:3
 check "hierarchical allgather on 2 hosts x 3: right on 6 ranks" [ "$RIGHT" -eq 6 ]
 check "hierarchical allgather on 2 hosts x 3: 1 segment in each rank" \
