@@ -55,6 +55,9 @@ typedef enum cfg_xform {
     X(START_TIMEOUT, "start-timeout", NULL, CFG_T_NUM, "start_timeout", NULL,  \
       CFG_X_NONE, NONE, "SECONDS",                                             \
       "time allowed for every worker to start (default 30)")                   \
+    X(MAX_RESTARTS, "max-restarts", NULL, CFG_T_INT, "max_restarts", NULL,     \
+      CFG_X_NONE, NONE, "N",                                                   \
+      "after a failure, start the whole job again, up to N times")             \
     X(RENDEZVOUS_ADDR, "rendezvous-addr", "hm", CFG_T_STR, "rendezvous_addr",  \
       NULL, CFG_X_NONE, NONE, "ADDR",                                          \
       "address hvdd listens on (default: every address)")                      \

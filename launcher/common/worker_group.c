@@ -648,6 +648,8 @@ worker_group_run(const worker_group_spec *spec)
     loop(&r);
     stop_leftovers(&r);
     code = exit_code(&r);
+    if (spec->interrupted)
+        *spec->interrupted = r.interrupted;
     release(&r);
     return code;
 }

@@ -159,10 +159,11 @@ start_rendezvous(settings *s, rendezvous *rv, worker_net *net)
 #ifdef HVD_WITH_SSH
 /* Hosts other than this one: an agent on each, hvdd for all. */
 static int
-run_remote(settings *s, const envlist *base, worker_net *net, char **argv)
+run_remote(settings *s, const envlist *base, worker_net *net, char **argv,
+           int *interrupted)
 {
     rendezvous rv;
-    fleet_spec spec = {.s = s, .base = base};
+    fleet_spec spec = {.s = s, .base = base, .interrupted = interrupted};
     int code;
 
     net->iface = "lo"; /* hvdd's answer if the plan has one host */
@@ -184,17 +185,19 @@ run_remote(settings *s, const envlist *base, worker_net *net, char **argv)
 }
 #else
 static int
-run_remote(settings *s, const envlist *base, worker_net *net, char **argv)
+run_remote(settings *s, const envlist *base, worker_net *net, char **argv,
+           int *interrupted)
 {
     (void)s;
     (void)base;
     (void)net;
+    (void)interrupted;
     return exec_sibling("hvdrun-ssh", argv);
 }
 #endif
 
 static int
-run(settings *s, const envlist *base, worker_net *net)
+run(settings *s, const envlist *base, worker_net *net, int *interrupted)
 {
     rendezvous rv;
     envlist *envs = calloc(s->plan.size, sizeof(*envs));
@@ -210,6 +213,7 @@ run(settings *s, const envlist *base, worker_net *net)
         .output_dir = cfg_values_get(&s->values, CFG_OPT_OUTPUT_FILENAME),
         .timestamps = cfg_values_flag(&s->values, CFG_OPT_PREFIX_TIMESTAMP),
         .verbose = cfg_values_flag(&s->values, CFG_OPT_VERBOSE),
+        .interrupted = interrupted,
     };
     int code = HVD_EXIT_LAUNCH, i;
 
@@ -234,6 +238,53 @@ run(settings *s, const envlist *base, worker_net *net)
         envlist_release(&envs[i]);
     free(envs);
     rendezvous_stop(&rv);
+    return code;
+}
+
+/* Whether a job that ended with code should start again: not after a
+ * signal to hvdrun, nor when it was given something it cannot run. */
+static int
+worth_restarting(int code, int interrupted)
+{
+    return code != HVD_EXIT_OK && code != HVD_EXIT_USAGE &&
+           code != HVD_EXIT_CONFIG && !interrupted;
+}
+
+/* The job, then, as torchrun's --max-restarts, the whole job again
+ * (every host, a new hvdd) after each failure, up to N times, the
+ * workers told which start this is. */
+static int
+run_attempts(settings *s, envlist *base, worker_net *net, char **argv)
+{
+    long most = cfg_values_long(&s->values, CFG_OPT_MAX_RESTARTS, -1);
+    int code = HVD_EXIT_OK, interrupted = 0, local = all_hosts_local(s);
+    char count[24];
+
+    for (long k = 0; k <= (most < 0 ? 0 : most); k++) {
+        if (most >= 0) {
+            snprintf(count, sizeof(count), "%ld", most);
+            if (envlist_set(base, "TORCHELASTIC_MAX_RESTARTS", count) != 0)
+                return HVD_EXIT_LAUNCH;
+            snprintf(count, sizeof(count), "%ld", k);
+            if (envlist_set(base, "TORCHELASTIC_RESTART_COUNT", count) != 0)
+                return HVD_EXIT_LAUNCH;
+        }
+        if (k > 0) {
+            fprintf(stderr,
+                    "hvdrun: job failed (exit %d); starting it again "
+                    "(restart %ld of %ld)\n",
+                    code, k, most);
+            if (local) /* the last start's port may still be held */
+                net->master_port = free_local_port();
+        }
+        code = local ? run(s, base, net, &interrupted)
+                     : run_remote(s, base, net, argv, &interrupted);
+        if (!worth_restarting(code, interrupted))
+            break;
+    }
+    if (most > 0 && worth_restarting(code, interrupted))
+        fprintf(stderr, "hvdrun: job failed (exit %d) after %ld restarts\n",
+                code, most);
     return code;
 }
 
@@ -286,10 +337,8 @@ main(int argc, char **argv)
         print_plan(&s, stderr);
     if (cfg_values_flag(&s.values, CFG_OPT_DRY_RUN))
         code = dry_run(&s, &base, &net);
-    else if (all_hosts_local(&s))
-        code = run(&s, &base, &net);
     else
-        code = run_remote(&s, &base, &net, argv);
+        code = run_attempts(&s, &base, &net, argv);
 out:
     envlist_release(&base);
     settings_release(&s);

@@ -674,6 +674,8 @@ fleet_run(const fleet_spec *spec)
         cfg_values_double(&spec->s->values, CFG_OPT_START_TIMEOUT, 30);
     loop(&j);
     code = report(&j);
+    if (spec->interrupted)
+        *spec->interrupted = j.interrupted;
     release(&j);
     return code;
 }

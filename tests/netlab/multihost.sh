@@ -164,6 +164,17 @@ check "remote failure: hvdd's view of every rank's end" \
     grep -q "^hvdrun: hvdd's view: 6 ranks; .*exit 7: rank 3 on ${ADDR[1]}" "$TMP/err"
 check "remote failure: no process left on any host" lab_clean_within 10
 
+# --- --max-restarts: a remote rank fails at the first start; every host
+# --- starts again (a new hvdd, told the count) and the job passes ---
+hvd -H "$H" --max-restarts 1 sh -c "if [ \$TORCHELASTIC_RESTART_COUNT = 0 ] && [ \$HOROVOD_RANK = 4 ]; then exit 6; fi
+exec $CHECK"
+check "restart across hosts: exit 0" [ "$RC" -eq 0 ]
+check "restart across hosts: restarted once, after rank 4's exit 6" \
+    [ "$(grep -c '^hvdrun: job failed (exit 6); starting it again (restart 1 of 1)$' "$TMP/err")" -eq 1 ]
+check "restart across hosts: every rank passed at the second start" \
+    [ "$(grep -c 'checks passed$' "$TMP/out")" -eq 6 ]
+check "restart across hosts: nothing left on any host" lab_clean_within 10
+
 # --- the job's failure is the first one, not the first host to end: rank 1
 # --- fails at once beside a rank that takes the whole grace to stop; rank
 # --- 0, alone on its host, would fail later with another code ---

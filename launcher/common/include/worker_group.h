@@ -30,6 +30,9 @@ typedef struct worker_group_spec {
     /* told of each worker's end (its wait status), or NULL */
     void (*on_worker_end)(void *arg, int rank, int pid, int status);
     void *on_worker_end_arg;
+    /* set to the signal that stopped the job (SIGINT, SIGTERM, SIGHUP)
+     * or 0, unless NULL */
+    int *interrupted;
     int first_rank; /* this host's ranks: first_rank... */
     int nranks;     /* ...nranks of them; 0: the whole plan */
 } worker_group_spec;

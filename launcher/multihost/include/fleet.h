@@ -15,8 +15,9 @@ typedef struct fleet_spec {
     int rendezvous_port;
     const char *rendezvous_addr; /* --rendezvous-addr, or NULL */
     double heartbeat;
-    int events_fd;  /* hvdd's "abort REASON" lines, or -1 */
-    int check_only; /* --check-ssh: log in and run the agent's self-test */
+    int events_fd;    /* hvdd's "abort REASON" lines, or -1 */
+    int check_only;   /* --check-ssh: log in and run the agent's self-test */
+    int *interrupted; /* set to the signal that stopped the job, or 0 */
 } fleet_spec;
 
 /* Returns hvdrun's exit code. */
