@@ -17,6 +17,7 @@ struct hvdd_client {
     char auth[128];
     double deadline;
     char error[512];
+    int round; /* said in rank calls when >= 0 */
 };
 
 typedef struct buf {
@@ -59,6 +60,7 @@ hvdd_client_new(const char *addr, int port, const char *token,
     if (token)
         snprintf(c->auth, sizeof(c->auth), "Authorization: Bearer %s", token);
     c->deadline = connect_deadline;
+    c->round = -1;
     return c;
 }
 
@@ -193,8 +195,11 @@ status_code(hvdd_client *c, long status, const buf *b, const char *what)
         return fail(c, HVDD_ENOTFOUND, "%s: %.*s", what, len, why);
     case 408:
         return fail(c, HVDD_ETIMEOUT, "%s: %.*s", what, len, why);
-    case 410:
-        return fail(c, HVDD_EABORTED, "%s: %.*s", what, len, why);
+    case 410: /* the job aborted, or a rejoin of a worker left out */
+        return fail(c,
+                    strncmp(why, "job aborted", 11) == 0 ? HVDD_EABORTED
+                                                         : HVDD_EGONE,
+                    "%s: %.*s", what, len, why);
     }
     if (status >= 400 && status < 500)
         return fail(c, HVDD_EREFUSED, "%s: HTTP %ld: %.*s", what, status, len,
@@ -325,27 +330,37 @@ get_str(json_t *o, const char *name, char *out, size_t size)
     snprintf(out, size, "%s", s ? s : "");
 }
 
-int
-hvdd_client_register(hvdd_client *c, const char *host, int pid, int rank,
-                     hvdd_identity *id)
+/* j with this client's round added (rank calls). */
+static json_t *
+in_round(const hvdd_client *c, json_t *j)
 {
-    json_t *a = NULL;
-    int r = post(c, "register",
-                 rank >= 0 ? json_pack("{ss si si}", "host", host, "pid", pid,
-                                       "rank", rank)
-                           : json_pack("{ss si}", "host", host, "pid", pid),
-                 150000, &a);
+    if (j && c->round >= 0)
+        json_object_set_new(j, "round", json_integer(c->round));
+    return j;
+}
 
-    if (r != 0)
-        return r;
+void
+hvdd_client_set_round(hvdd_client *c, int round)
+{
+    c->round = round;
+}
+
+/* The identity in answer a (taken). */
+static int
+parse_identity(hvdd_client *c, json_t *a, const char *what, hvdd_identity *id)
+{
+    int r = 0;
+
     memset(id, 0, sizeof(*id));
     if (get_int(a, "rank", &id->rank) || get_int(a, "size", &id->size) ||
         get_int(a, "local_rank", &id->local_rank) ||
         get_int(a, "local_size", &id->local_size) ||
         get_int(a, "cross_rank", &id->cross_rank) ||
         get_int(a, "cross_size", &id->cross_size) ||
-        get_int(a, "master_port", &id->master_port))
-        r = fail(c, HVDD_EPROTO, "register: incomplete identity");
+        get_int(a, "master_port", &id->master_port) ||
+        get_int(a, "round", &id->round))
+        r = fail(c, HVDD_EPROTO, "%s: incomplete identity", what);
+    id->fresh = json_is_true(json_object_get(a, "fresh"));
     get_str(a, "host", id->host, sizeof(id->host));
     get_str(a, "iface", id->iface, sizeof(id->iface));
     get_str(a, "master_addr", id->master_addr, sizeof(id->master_addr));
@@ -354,22 +369,57 @@ hvdd_client_register(hvdd_client *c, const char *host, int pid, int rank,
 }
 
 int
+hvdd_client_register(hvdd_client *c, const char *host, int pid, int rank,
+                     hvdd_identity *id)
+{
+    json_t *a = NULL;
+    int r = post(
+        c, "register",
+        in_round(c, rank >= 0 ? json_pack("{ss si si}", "host", host, "pid",
+                                          pid, "rank", rank)
+                              : json_pack("{ss si}", "host", host, "pid", pid)),
+        150000, &a);
+
+    return r ? r : parse_identity(c, a, "register", id);
+}
+
+int
+hvdd_client_rejoin(hvdd_client *c, const char *host, int pid, int after,
+                   long wait_ms, hvdd_identity *id)
+{
+    json_t *a = NULL;
+    double until = hvd_mono_now() + wait_ms / 1000.0;
+    int r;
+
+    do { /* hvdd holds one request at most HVDD_MAX_WAIT_MS: ask again */
+        r = post(
+            c, "rejoin",
+            json_pack("{ss si si}", "host", host, "pid", pid, "after", after),
+            wait_ms + 10000, &a);
+    } while (r == HVDD_ETIMEOUT && hvd_mono_now() < until);
+    return r ? r : parse_identity(c, a, "rejoin", id);
+}
+
+int
 hvdd_client_barrier(hvdd_client *c, const char *name, int rank)
 {
-    return post(c, "barrier", json_pack("{ss si}", "name", name, "rank", rank),
+    return post(c, "barrier",
+                in_round(c, json_pack("{ss si}", "name", name, "rank", rank)),
                 150000, NULL);
 }
 
 int
 hvdd_client_heartbeat(hvdd_client *c, int rank)
 {
-    return post(c, "heartbeat", json_pack("{si}", "rank", rank), 10000, NULL);
+    return post(c, "heartbeat", in_round(c, json_pack("{si}", "rank", rank)),
+                10000, NULL);
 }
 
 int
 hvdd_client_exit(hvdd_client *c, int rank, int code)
 {
-    return post(c, "exit", json_pack("{si si}", "rank", rank, "code", code),
+    return post(c, "exit",
+                in_round(c, json_pack("{si si}", "rank", rank, "code", code)),
                 10000, NULL);
 }
 

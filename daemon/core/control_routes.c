@@ -40,12 +40,102 @@ identity(const hvdd_state *st, int rank)
     const hvdd_roster *j = &st->roster;
     const cfg_slot *s = &j->plan.slots[rank];
 
-    return json_pack("{si si si si si si ss ss ss si}", "rank", rank, "size",
-                     j->size, "local_rank", s->local_rank, "local_size",
+    return json_pack("{si si si si si si ss ss ss si si sb}", "rank", rank,
+                     "size", j->size, "local_rank", s->local_rank, "local_size",
                      s->local_size, "cross_rank", s->cross_rank, "cross_size",
                      s->cross_size, "host", j->hosts.hosts[s->host].name,
                      "iface", hvdd_roster_iface(j, s->host), "master_addr",
-                     hvdd_roster_master_addr(j), "master_port", j->master_port);
+                     hvdd_roster_master_addr(j), "master_port", j->master_port,
+                     "round", j->round, "fresh", j->fresh);
+}
+
+/* 409 when the body names a round that is over; 1 then. */
+static int
+stale_round(const hvdd_state *st, hvdd_response *rs, json_t *b)
+{
+    long round = int_member(b, "round", -1);
+
+    if (round < 0 || round == st->roster.round)
+        return 0;
+    hvdd_reply_text(rs, 409, "round %ld is over: the job is in round %d", round,
+                    st->roster.round);
+    return 1;
+}
+
+/* POST /v1/round (the launcher): {"hosts": "a:2,c:2", "keep": [{"host":
+ * H, "pid": P}, ...]} starts the next round; the answer is the round and
+ * who has each rank (pid 0: a new worker's). */
+static void
+do_round(hvdd_state *st, hvdd_response *rs, json_t *b)
+{
+    const char *hosts = json_string_value(json_object_get(b, "hosts"));
+    json_t *keep = json_object_get(b, "keep"), *v, *ranks;
+    hvdd_survivor *sv;
+    size_t n = keep ? json_array_size(keep) : 0, i;
+    char err[512] = "";
+    int r;
+
+    if (hosts == NULL || (keep && !json_is_array(keep)) ||
+        (sv = calloc(n ? n : 1, sizeof(*sv))) == NULL) {
+        hvdd_reply_text(rs, 400,
+                        "round needs \"hosts\" (a -H spec) and \"keep\" (a "
+                        "list of {\"host\", \"pid\"})");
+        return;
+    }
+    json_array_foreach(keep, i, v)
+    {
+        sv[i].host = json_string_value(json_object_get(v, "host"));
+        sv[i].pid = (int)int_member(v, "pid", -1);
+        if (sv[i].host == NULL)
+            sv[i].pid = -1; /* not in the round */
+    }
+    r = hvdd_roster_new_round(&st->roster, hosts, sv, (int)n, &st->kv, err,
+                              sizeof(err));
+    free(sv);
+    if (r != 0) {
+        hvdd_reply_text(rs, 409, "round: %s", err);
+        return;
+    }
+    ranks = json_array();
+    for (int k = 0; ranks && k < st->roster.size; k++)
+        json_array_append_new(
+            ranks,
+            json_pack(
+                "{ss si}", "host",
+                st->roster.hosts.hosts[st->roster.plan.slots[k].host].name,
+                "pid", st->roster.ranks[k].pid));
+    snprintf(rs->notify, sizeof(rs->notify), "round");
+    hvdd_reply_json(rs, 200,
+                    json_pack("{si si so*}", "round", st->roster.round, "size",
+                              st->roster.size, "ranks", ranks));
+}
+
+/* POST /v1/rejoin (a worker of the last round): {"host", "pid", "after"}
+ * waits for the round after `after` and answers the worker's identity in
+ * it, or 410 when it is not in it. */
+static void
+do_rejoin(hvdd_state *st, const hvdd_request *rq, hvdd_response *rs, json_t *b)
+{
+    const char *host = json_string_value(json_object_get(b, "host"));
+    long pid = int_member(b, "pid", 0), after = int_member(b, "after", -2);
+    int r;
+
+    if (host == NULL || pid <= 0 || after < 0) {
+        hvdd_reply_text(rs, 400,
+                        "rejoin needs \"host\" (text), \"pid\" and \"after\" "
+                        "(integers)");
+        return;
+    }
+    r = hvdd_roster_rejoin(&st->roster, host, (int)pid, (int)after);
+    if (r == -2 && rq->deadline_passed)
+        hvdd_reply_text(rs, 408, "no round after %ld yet", after);
+    else if (r == -2)
+        hvdd_reply_wait(rs, "round", HVDD_MAX_WAIT_MS);
+    else if (r == -1)
+        hvdd_reply_text(rs, 410, "host '%s' pid %ld is not in round %d", host,
+                        pid, st->roster.round);
+    else
+        hvdd_reply_json(rs, 200, identity(st, r));
 }
 
 static void
@@ -64,6 +154,8 @@ do_register(hvdd_state *st, const hvdd_request *rq, hvdd_response *rs,
                         "optional \"rank\" (integers)");
         return;
     }
+    if (!waiting && stale_round(st, rs, b))
+        return;
     if (waiting) /* asked again after a wait: conn_state is the arrival */
         r = hvdd_roster_arrival_rank(&st->roster, *rq->conn_state);
     else
@@ -98,6 +190,8 @@ do_barrier(hvdd_state *st, const hvdd_request *rq, hvdd_response *rs, json_t *b)
         hvdd_reply_text(rs, 400, "barrier needs \"name\" and \"rank\"");
         return;
     }
+    if (stale_round(st, rs, b))
+        return;
     r = hvdd_roster_barrier(&st->roster, name, (int)rank, rq->conn_state);
     snprintf(event, sizeof(event), "barrier/%s", name);
     if (r < 0)
@@ -117,8 +211,11 @@ do_rank_call(hvdd_state *st, const char *what, hvdd_response *rs, json_t *b,
 {
     long rank = int_member(b, "rank", -2), code = int_member(b, "code", 0);
     long pid = int_member(b, "pid", 0);
-    int r =
-        strcmp(what, "heartbeat") == 0
+    int r;
+
+    if (stale_round(st, rs, b))
+        return;
+    r = strcmp(what, "heartbeat") == 0
             ? hvdd_roster_heartbeat(&st->roster, (int)rank, now)
             : hvdd_roster_exited(&st->roster, (int)rank, (int)code, (int)pid);
 
@@ -167,7 +264,9 @@ hvdd_control_route(hvdd_state *st, const hvdd_request *rq, hvdd_response *rs)
     if (strcmp(rq->method, "POST") != 0) {
         hvdd_reply_text(
             rs,
-            strstr("status register barrier heartbeat exit abort", what) &&
+            strstr("status register barrier heartbeat exit abort round "
+                   "rejoin",
+                   what) &&
                     what[0]
                 ? 405
                 : 404,
@@ -184,6 +283,10 @@ hvdd_control_route(hvdd_state *st, const hvdd_request *rq, hvdd_response *rs)
         do_rank_call(st, what, rs, b, rq->now);
     else if (strcmp(what, "abort") == 0)
         do_abort(st, rs, b);
+    else if (strcmp(what, "round") == 0)
+        do_round(st, rs, b);
+    else if (strcmp(what, "rejoin") == 0)
+        do_rejoin(st, rq, rs, b);
     else if (!hvdd_agent_route(st, what, rq, rs, b))
         hvdd_reply_text(rs, 404, "POST /v1/%s: no such route", what);
     json_decref(b);

@@ -54,6 +54,20 @@ make_plan(hvdd_roster *j, kvstore *kv, char *err, size_t errlen)
         return -1;
     }
     j->has_plan = 1;
+    j->job_hosts = j->plan.nhosts;
+    return 0;
+}
+
+int
+hvdd_roster_reset_round_state(hvdd_roster *j, kvstore *kv, char *err,
+                              size_t errlen)
+{
+    hvdd_hmap_release(&j->barriers, barrier_free);
+    hvdd_hmap_init(&j->barriers);
+    if (set_scopes(j, kv) != 0) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
     return 0;
 }
 
@@ -119,6 +133,12 @@ register_planned(hvdd_roster *j, const char *host, int pid, int rank,
         if (strcmp(want, host) != 0) {
             snprintf(err, errlen, "rank %d belongs to host '%s', not '%s'",
                      rank, want, host);
+            return -1;
+        }
+        if (j->ranks[rank].state == RANK_KEPT && j->ranks[rank].pid != pid) {
+            snprintf(err, errlen,
+                     "rank %d of round %d is kept for pid %d, not %d", rank,
+                     j->round, j->ranks[rank].pid, pid);
             return -1;
         }
         return take_rank(j, rank, pid, now);
@@ -203,7 +223,8 @@ static int
 valid_rank(const hvdd_roster *j, int rank)
 {
     return j->has_plan && rank >= 0 && rank < j->size &&
-           j->ranks[rank].state != RANK_PENDING;
+           j->ranks[rank].state != RANK_PENDING &&
+           j->ranks[rank].state != RANK_KEPT;
 }
 
 int

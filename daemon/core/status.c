@@ -7,7 +7,8 @@
 static const char *
 state_name(rank_state s)
 {
-    static const char *names[] = {"pending", "registered", "exited", "lost"};
+    static const char *names[] = {"pending", "registered", "exited", "lost",
+                                  "kept"};
 
     return names[s];
 }
@@ -34,12 +35,15 @@ hosts_json(const hvdd_roster *j)
 {
     json_t *a = json_array();
 
-    for (int h = 0; a && j->has_plan && h < j->plan.nhosts; h++)
-        json_array_append_new(
-            a, json_pack(
-                   "{ss si ss}", "name", j->hosts.hosts[h].name, "ranks",
-                   j->plan.slots[cfg_plan_first_rank(&j->plan, h)].local_size,
-                   "iface", hvdd_roster_iface(j, h)));
+    for (int h = 0; a && j->has_plan && h < j->plan.nhosts; h++) {
+        int first = cfg_plan_first_rank(&j->plan, h);
+        if (first < 0) /* none in this round */
+            continue;
+        json_array_append_new(a, json_pack("{ss si ss}", "name",
+                                           j->hosts.hosts[h].name, "ranks",
+                                           j->plan.slots[first].local_size,
+                                           "iface", hvdd_roster_iface(j, h)));
+    }
     return a;
 }
 
@@ -67,7 +71,8 @@ registered(const hvdd_roster *j)
     if (!j->has_plan)
         return j->narrivals;
     for (int r = 0; r < j->size; r++)
-        n += j->ranks[r].state != RANK_PENDING;
+        n +=
+            j->ranks[r].state != RANK_PENDING && j->ranks[r].state != RANK_KEPT;
     return n;
 }
 
@@ -75,11 +80,12 @@ char *
 hvdd_status_json(const hvdd_state *st)
 {
     const hvdd_roster *j = &st->roster;
-    json_t *o = json_pack(
-        "{si si sb so* so* s{ss ss si}}", "size", j->size, "registered",
-        registered(j), "aborted", j->aborted, "hosts", hosts_json(j), "ranks",
-        ranks_json(j), "nic", "iface", j->iface, "master_addr",
-        hvdd_roster_master_addr(j), "master_port", j->master_port);
+    json_t *o =
+        json_pack("{si si si sb so* so* s{ss ss si}}", "size", j->size, "round",
+                  j->round, "registered", registered(j), "aborted", j->aborted,
+                  "hosts", hosts_json(j), "ranks", ranks_json(j), "nic",
+                  "iface", j->iface, "master_addr", hvdd_roster_master_addr(j),
+                  "master_port", j->master_port);
     char *s;
 
     if (o == NULL)

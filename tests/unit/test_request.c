@@ -1,3 +1,4 @@
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -523,6 +524,124 @@ START_TEST(agent_errors)
 }
 END_TEST
 
+/* Registers pid on host as rank; the status of the call. */
+static int
+reg(const char *host, int pid, int rank, int round)
+{
+    char body[160];
+
+    snprintf(body, sizeof(body),
+             "{\"host\":\"%s\",\"pid\":%d,\"rank\":%d,\"round\":%d}", host, pid,
+             rank, round);
+    conn_state = -1;
+    return call("POST", "/v1/register", AUTH, body, NULL, 1, 0);
+}
+
+static int
+rejoin(const char *host, int pid, int after, int deadline_passed)
+{
+    char body[160];
+
+    snprintf(body, sizeof(body), "{\"host\":\"%s\",\"pid\":%d,\"after\":%d}",
+             host, pid, after);
+    conn_state = -1;
+    return call("POST", "/v1/rejoin", AUTH, body, NULL, 1, deadline_passed);
+}
+
+/* Hosts a:2,b:2,c:2; b fails: a and c go on, older hosts first. */
+START_TEST(round_after_a_host_failed)
+{
+    start(6, "a:2,b:2,c:2");
+    for (int r = 0; r < 6; r++)
+        ck_assert_int_eq(reg(r < 2   ? "a"
+                             : r < 4 ? "b"
+                                     : "c",
+                             100 + r, r, 0),
+                         200);
+    ck_assert_int_eq(rejoin("a", 100, 0, 0), 0); /* held: no round 1 yet */
+    ck_assert_str_eq(rs.wait_event, "round");
+    ck_assert_int_eq(call("POST", "/v1/round", AUTH,
+                          "{\"hosts\":\"a:2,c:2\",\"keep\":[{\"host\":\"a\","
+                          "\"pid\":100},{\"host\":\"a\",\"pid\":101},"
+                          "{\"host\":\"c\",\"pid\":104},{\"host\":\"c\","
+                          "\"pid\":105}]}",
+                          NULL, 1, 0),
+                     200);
+    ck_assert(body_has("\"round\":1"));
+    ck_assert(body_has("\"size\":4"));
+    ck_assert_str_eq(rs.notify, "round");
+    /* c's second worker is rank 3 now, local 1 of 2, cross 1 of 2 */
+    ck_assert_int_eq(rejoin("c", 105, 0, 0), 200);
+    ck_assert(body_has("\"rank\":3"));
+    ck_assert(body_has("\"local_rank\":1"));
+    ck_assert(body_has("\"cross_rank\":1"));
+    ck_assert(body_has("\"cross_size\":2"));
+    ck_assert(body_has("\"round\":1"));
+    ck_assert(body_has("\"fresh\":false"));
+    /* b's workers are not in it */
+    ck_assert_int_eq(rejoin("b", 102, 0, 0), 410);
+    ck_assert(body_has("host 'b' pid 102 is not in round 1"));
+    /* the kept rank is its survivor's: a stranger cannot take it */
+    ck_assert_int_eq(reg("c", 999, 3, 1), 409);
+    ck_assert(body_has("kept for pid 105"));
+    ck_assert_int_eq(reg("c", 105, 3, 1), 200);
+    /* calls of round 0 are refused, naming both rounds */
+    ck_assert_int_eq(call("POST", "/v1/heartbeat", AUTH,
+                          "{\"rank\":3,\"round\":0}", NULL, 1, 0),
+                     409);
+    ck_assert(body_has("round 0 is over: the job is in round 1"));
+    ck_assert_int_eq(call("POST", "/v1/heartbeat", AUTH,
+                          "{\"rank\":3,\"round\":1}", NULL, 1, 0),
+                     200);
+    ck_assert_int_eq(call("GET", "/v1/status", AUTH, NULL, NULL, 1, 0), 200);
+    ck_assert(body_has("\"round\":1"));
+    ck_assert(body_has("\"state\":\"kept\""));
+}
+END_TEST
+
+/* A round that needs new workers says so (they need the state), and its
+ * free ranks take registrations of new workers. */
+START_TEST(round_with_new_workers)
+{
+    start(4, "a:2,b:2");
+    for (int r = 0; r < 4; r++)
+        ck_assert_int_eq(reg(r < 2 ? "a" : "b", 100 + r, r, 0), 200);
+    /* b's rank 3 failed; b comes back with both slots */
+    ck_assert_int_eq(call("POST", "/v1/round", AUTH,
+                          "{\"hosts\":\"a:2,b:2\",\"keep\":[{\"host\":\"a\","
+                          "\"pid\":100},{\"host\":\"a\",\"pid\":101},"
+                          "{\"host\":\"b\",\"pid\":102}]}",
+                          NULL, 1, 0),
+                     200);
+    ck_assert(body_has("{\"host\":\"b\",\"pid\":0}"));
+    ck_assert_int_eq(rejoin("b", 102, 0, 0), 200);
+    ck_assert(body_has("\"rank\":2"));
+    ck_assert(body_has("\"fresh\":true"));
+    ck_assert_int_eq(reg("b", 200, 3, 1), 200);
+    /* no round after 1: the wait ends with 408 */
+    ck_assert_int_eq(rejoin("a", 100, 1, 1), 408);
+}
+END_TEST
+
+START_TEST(bad_rounds)
+{
+    start(2, "a:1,b:1");
+    ck_assert_int_eq(
+        call("POST", "/v1/round", AUTH, "{\"keep\":[]}", NULL, 1, 0), 400);
+    ck_assert_int_eq(call("POST", "/v1/round", AUTH,
+                          "{\"hosts\":\"a:1,zz:1\",\"keep\":[]}", NULL, 1, 0),
+                     409);
+    ck_assert(body_has("host 'zz' is not one of this job's"));
+    ck_assert_int_eq(call("POST", "/v1/round", NULL,
+                          "{\"hosts\":\"a:1\",\"keep\":[]}", NULL, 1, 0),
+                     401);
+    ck_assert_int_eq(
+        call("POST", "/v1/rejoin", AUTH, "{\"host\":\"a\"}", NULL, 1, 0), 400);
+    ck_assert_int_eq(call("GET", "/v1/status", AUTH, NULL, NULL, 1, 0), 200);
+    ck_assert(body_has("\"round\":0"));
+}
+END_TEST
+
 static Suite *
 suite(void)
 {
@@ -549,6 +668,9 @@ suite(void)
     ADD(tc, exit_of_unregistered_rank);
     ADD(tc, agents_without_a_common_network);
     ADD(tc, agent_errors);
+    ADD(tc, round_after_a_host_failed);
+    ADD(tc, round_with_new_workers);
+    ADD(tc, bad_rounds);
     suite_add_tcase(s, tc);
     return s;
 }

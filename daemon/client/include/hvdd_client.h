@@ -20,7 +20,8 @@ extern "C" {
     X(EREFUSED, -5, "hvdd refused the request")                                \
     X(ETIMEOUT, -6, "timed out")                                               \
     X(EABORTED, -7, "the job was aborted")                                     \
-    X(EPROTO, -8, "unexpected answer from hvdd")
+    X(EPROTO, -8, "unexpected answer from hvdd")                               \
+    X(EGONE, -9, "not in the job's current round")
 
 enum {
 #define HVDD_ERRNO_ENUM(name, val, text) HVDD_##name = (val),
@@ -37,6 +38,8 @@ typedef struct hvdd_identity {
     char iface[64];
     char master_addr[256];
     int master_port;
+    int round; /* the elastic round it belongs to (0: the first) */
+    int fresh; /* that round has new workers (their state needs a sync) */
 } hvdd_identity;
 
 /* addr: a numeric IP address. token: the job token (may be NULL for the
@@ -64,6 +67,15 @@ int hvdd_client_delete(hvdd_client *c, const char *scope, const char *key);
  * for the other workers. */
 int hvdd_client_register(hvdd_client *c, const char *host, int pid, int rank,
                          hvdd_identity *id);
+/* Elastic: a worker of round `after` waits (up to wait_ms) for the next
+ * round and its identity in it; HVDD_EGONE when it is not in it,
+ * HVDD_ETIMEOUT when no round came. */
+int hvdd_client_rejoin(hvdd_client *c, const char *host, int pid, int after,
+                       long wait_ms, hvdd_identity *id);
+/* From now on this client's register, barrier, heartbeat and exit calls
+ * say they belong to round (hvdd refuses them once it is over); -1: say
+ * nothing (the default). */
+void hvdd_client_set_round(hvdd_client *c, int round);
 int hvdd_client_barrier(hvdd_client *c, const char *name, int rank);
 int hvdd_client_heartbeat(hvdd_client *c, int rank);
 int hvdd_client_exit(hvdd_client *c, int rank, int code);

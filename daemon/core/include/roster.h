@@ -14,7 +14,9 @@ typedef enum rank_state {
     RANK_PENDING,    /* not registered yet */
     RANK_REGISTERED, /* registered, running */
     RANK_EXITED,     /* reported its exit */
-    RANK_LOST        /* missed its heartbeats */
+    RANK_LOST,       /* missed its heartbeats */
+    RANK_KEPT        /* a worker of the last round, given this rank: not
+                      * registered in this round yet */
 } rank_state;
 
 typedef struct rank_info {
@@ -49,7 +51,17 @@ typedef struct hvdd_roster {
     char iface[64];           /* the NIC of a one-host job */
     char master_addr[256];
     int master_port;
+    /* elastic rounds (rounds.c): 0 is the plan hvdd started with */
+    int round;
+    int fresh;     /* this round has ranks for new workers */
+    int job_hosts; /* hosts of round 0's plan: the hosts rounds may use */
 } hvdd_roster;
+
+/* A worker of the last round that goes on. */
+typedef struct hvdd_survivor {
+    const char *host;
+    int pid;
+} hvdd_survivor;
 
 /* Creates a job of `size` ranks; with hosts_spec ("a:2,b:2") its plan is
  * known at once, else it is made from the registrations. Scope sizes for
@@ -95,5 +107,22 @@ void hvdd_roster_abort(hvdd_roster *j, const char *reason);
 /* Declares ranks whose last heartbeat is older than the timeout lost and
  * aborts naming the first; returns 1 when it aborted. */
 int hvdd_roster_check_heartbeats(hvdd_roster *j, double now);
+
+/* Starts the next round: hosts_spec ("a:2,c:2") its hosts of this job and
+ * their slots, ranks numbered in the job's host order; keep the workers
+ * that go on, in the order of their old ranks, each given the first free
+ * rank of its host (one whose host has none left is not in the round).
+ * The other ranks wait for new workers. Barriers start again, Horovod's
+ * scope sizes are the round's. 0, or -1 with err. */
+int hvdd_roster_new_round(hvdd_roster *j, const char *hosts_spec,
+                          const hvdd_survivor *keep, int nkeep, kvstore *kv,
+                          char *err, size_t errlen);
+/* The rank worker (host, pid) has in the round after `after`: -2 while
+ * that round has not started, -1 when the worker is not in it. */
+int hvdd_roster_rejoin(const hvdd_roster *j, const char *host, int pid,
+                       int after);
+/* What a new round resets (roster.c): the scope sizes and barriers. */
+int hvdd_roster_reset_round_state(hvdd_roster *j, kvstore *kv, char *err,
+                                  size_t errlen);
 
 #endif
