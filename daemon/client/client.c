@@ -392,11 +392,12 @@ hvdd_client_rejoin(hvdd_client *c, const char *host, int pid, int after,
     int r;
 
     do { /* hvdd holds one request at most HVDD_MAX_WAIT_MS: ask again */
-        r = post(
-            c, "rejoin",
-            json_pack("{ss si si}", "host", host, "pid", pid, "after", after),
-            wait_ms + 10000, &a);
-    } while (r == HVDD_ETIMEOUT && hvd_mono_now() < until);
+        json_t *j =
+            json_pack("{ss si si}", "host", host, "pid", pid, "after", after);
+        if (j && wait_ms == 0) /* only whether the round is there */
+            json_object_set_new(j, "wait", json_integer(0));
+        r = post(c, "rejoin", j, wait_ms + 10000, &a);
+    } while (r == HVDD_ETIMEOUT && wait_ms > 0 && hvd_mono_now() < until);
     return r ? r : parse_identity(c, a, "rejoin", id);
 }
 

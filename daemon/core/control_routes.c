@@ -110,14 +110,15 @@ do_round(hvdd_state *st, hvdd_response *rs, json_t *b)
                               st->roster.size, "ranks", ranks));
 }
 
-/* POST /v1/rejoin (a worker of the last round): {"host", "pid", "after"}
- * waits for the round after `after` and answers the worker's identity in
- * it, or 410 when it is not in it. */
+/* POST /v1/rejoin (a worker of the last round): {"host", "pid", "after",
+ * "wait"?} waits for the round after `after` (not with "wait": 0) and
+ * answers the worker's identity in it, or 410 when it is not in it. */
 static void
 do_rejoin(hvdd_state *st, const hvdd_request *rq, hvdd_response *rs, json_t *b)
 {
     const char *host = json_string_value(json_object_get(b, "host"));
     long pid = int_member(b, "pid", 0), after = int_member(b, "after", -2);
+    long wait = int_member(b, "wait", -1); /* 0: answer at once */
     int r;
 
     if (host == NULL || pid <= 0 || after < 0) {
@@ -127,7 +128,7 @@ do_rejoin(hvdd_state *st, const hvdd_request *rq, hvdd_response *rs, json_t *b)
         return;
     }
     r = hvdd_roster_rejoin(&st->roster, host, (int)pid, (int)after);
-    if (r == -2 && rq->deadline_passed)
+    if (r == -2 && (rq->deadline_passed || wait == 0))
         hvdd_reply_text(rs, 408, "no round after %ld yet", after);
     else if (r == -2)
         hvdd_reply_wait(rs, "round", HVDD_MAX_WAIT_MS);

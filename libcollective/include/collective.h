@@ -28,7 +28,8 @@ extern "C" {
     X(ETRANSPORT, -5, "a peer failed or timed out")                            \
     X(EMISMATCH, -6, "ranks called the operation with different arguments")    \
     X(ENOTSUP, -7, "not supported by this build")                              \
-    X(EDEAD, -8, "the communicator failed earlier and cannot be used")
+    X(EDEAD, -8, "the communicator failed earlier and cannot be used")         \
+    X(EREMOVED, -9, "this worker is not in the job's new round")
 
 enum {
 #define COLL_ERRNO_ENUM(name, val, text) COLL_##name = (val),
@@ -159,6 +160,26 @@ COLL_API int coll_alltoallv(coll_comm *c, const void *send,
  * block. */
 COLL_API int coll_reducescatter(coll_comm *c, const void *send, void *recv,
                                 size_t count, coll_dtype dt, coll_op op);
+
+/* Elastic jobs (hvdrun's elastic mode, HOROVOD_ELASTIC=1). After a
+ * failure (an operation returned COLL_ETRANSPORT, the comm is dead) or
+ * when coll_round_changed says the job's hosts changed, every worker
+ * calls coll_reset: it leaves its round (async requests still queued fail
+ * with COLL_EDEAD), waits for the next round of the job's rendezvous (up
+ * to HOROVOD_ELASTIC_TIMEOUT seconds, default 600) and joins it with the
+ * rank, size and local and cross identity hvdd gives it, on a new
+ * transport. COLL_EREMOVED: this worker is not in the new round (it
+ * should exit 0); COLL_ENOTSUP outside an elastic job. */
+COLL_API int coll_reset(coll_comm *c);
+/* The round the comm is in (0: the job's first), and whether that round
+ * has new workers (coll_round_fresh: 1), which need the training state
+ * from the others. */
+COLL_API int coll_round(const coll_comm *c);
+COLL_API int coll_round_fresh(const coll_comm *c);
+/* *changed = 1 when the job has started a round after this comm's (a
+ * host failed or was added): the caller should commit, or roll back, and
+ * call coll_reset. One request to hvdd. */
+COLL_API int coll_round_changed(coll_comm *c, int *changed);
 
 /* Bytes of one element. */
 COLL_API size_t coll_dtype_size(coll_dtype dt);

@@ -40,6 +40,9 @@ struct coll_comm {
     struct heartbeat *heartbeat; /* the heartbeat thread, if asked for */
     struct dev_comm *dev;        /* NCCL, at the first device buffer */
     int registered;              /* hvdd knows this rank */
+    int elastic;                 /* HOROVOD_ELASTIC=1: rounds (elastic.c) */
+    int round;                   /* the elastic round this comm is in */
+    int fresh;                   /* that round has new workers */
     char last_error[512];
 };
 
@@ -61,8 +64,17 @@ transport *comm_transport_new(const coll_comm *c, const char *name, int rank,
 /* A client of the job's hvdd from the environment hvdrun set, or NULL
  * (out of memory, or no rendezvous address). */
 hvdd_client *comm_new_client(void);
-/* A fresh key prefix for a new transport (the same on every rank). */
-void comm_prefix(char *out, size_t size);
+/* A fresh key prefix for a new transport (the same on every rank of c's
+ * round); comm_prefix_restart starts the count again for a new round. */
+void comm_prefix(const coll_comm *c, char *out, size_t size);
+void comm_prefix_restart(void);
+/* The world transport of c's identity: connected, a barrier, registered
+ * with hvdd (coll_init and each elastic round). */
+int comm_join_world(coll_comm *c);
+/* HOROVOD_ELASTIC and HOROVOD_ELASTIC_ROUND (coll_init). */
+int comm_elastic_read_env(coll_comm *c);
+/* Stops the heartbeats; comm_unregister also tells hvdd this rank ended. */
+void comm_stop_heartbeat(coll_comm *c);
 /* The timeout (HOROVOD_GLOO_TIMEOUT_SECONDS), as coll_init read it. */
 int comm_timeout_ms(void);
 /* Stops the async thread, once every rank asks (coll_finalize). */

@@ -14,7 +14,8 @@
 #include "fusion.h"
 
 /* Each context needs its own key prefix, the same on every rank: ranks
- * create comms in the same order, so a per-process count is enough. */
+ * create comms in the same order, so a per-process count is enough. An
+ * elastic round starts the count again (its new workers start at 0). */
 static int generation;
 
 int
@@ -47,9 +48,18 @@ env_long(const char *name, long dflt)
 }
 
 void
-comm_prefix(char *out, size_t size)
+comm_prefix(const coll_comm *c, char *out, size_t size)
 {
-    snprintf(out, size, "comm%d", generation++);
+    if (c->round > 0)
+        snprintf(out, size, "r%d.comm%d", c->round, generation++);
+    else
+        snprintf(out, size, "comm%d", generation++);
+}
+
+void
+comm_prefix_restart(void)
+{
+    generation = 0;
 }
 
 int
@@ -139,7 +149,9 @@ comm_connect(coll_comm *c)
                          "host share memory) or 0",
                          getenv("COLL_SHM"));
     comm_hier_read_env(c);
-    if (c->size == 1)
+    if ((r = comm_elastic_read_env(c)) != 0)
+        return r;
+    if (c->size == 1 && !c->elastic)
         return 0;
     if (addr == NULL || port <= 0)
         return comm_fail(c, COLL_ERENDEZVOUS,
@@ -151,7 +163,21 @@ comm_connect(coll_comm *c)
                          "is unknown");
     if ((c->client = comm_new_client()) == NULL)
         return comm_fail(c, COLL_ENOMEM, "out of memory");
-    comm_prefix(c->prefix, sizeof(c->prefix));
+    if (c->elastic)
+        hvdd_client_set_round(c->client, c->round);
+    return comm_join_world(c);
+}
+
+int
+comm_join_world(coll_comm *c)
+{
+    const char *addr = getenv("HOROVOD_GLOO_RENDEZVOUS_ADDR");
+    long port = env_long("HOROVOD_GLOO_RENDEZVOUS_PORT", 0);
+    int r = 0;
+
+    comm_prefix(c, c->prefix, sizeof(c->prefix));
+    if (c->size == 1) /* an elastic round of one: nothing to connect */
+        return comm_register(c, addr, (int)port, getenv("HVDD_TOKEN"));
     c->world =
         comm_transport_new(c, "", c->rank, c->size, c->local_size == c->size);
     if (c->world == NULL)

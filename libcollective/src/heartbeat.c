@@ -62,6 +62,7 @@ comm_register(coll_comm *c, const char *addr, int port, const char *token)
         return comm_fail(c, COLL_ERENDEZVOUS, "register with hvdd: %s",
                          hvdd_client_error(c->client));
     c->registered = 1;
+    c->fresh = id.fresh; /* (a new worker of an elastic round learns it) */
     beat = getenv("HVDD_HEARTBEAT_SECONDS");
     interval = beat ? strtod(beat, &end) : 0;
     if (beat == NULL || *end || interval <= 0)
@@ -71,6 +72,8 @@ comm_register(coll_comm *c, const char *addr, int port, const char *token)
         free(h);
         return comm_fail(c, COLL_ENOMEM, "out of memory");
     }
+    if (c->elastic) /* beats of an old round are refused, not misread */
+        hvdd_client_set_round(h->client, c->round);
     h->interval = interval;
     h->rank = c->rank;
     pthread_mutex_init(&h->mu, NULL);
@@ -85,7 +88,7 @@ comm_register(coll_comm *c, const char *addr, int port, const char *token)
 }
 
 void
-comm_unregister(coll_comm *c)
+comm_stop_heartbeat(coll_comm *c)
 {
     struct heartbeat *h = c->heartbeat;
 
@@ -101,6 +104,12 @@ comm_unregister(coll_comm *c)
         free(h);
         c->heartbeat = NULL;
     }
+}
+
+void
+comm_unregister(coll_comm *c)
+{
+    comm_stop_heartbeat(c);
     /* a finished rank must not be taken for a lost one */
     if (c->registered && c->client)
         hvdd_client_exit(c->client, c->rank, 0);

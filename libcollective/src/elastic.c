@@ -1,0 +1,151 @@
+/* Elastic rounds: a comm leaves the round it is in and joins the next
+ * one that the launcher started in hvdd (after a failure, or when hosts
+ * were added), in place: the same coll_comm, a new identity, every
+ * transport made again under a prefix of the new round. Survivors learn
+ * their identity by rejoining hvdd; new workers read theirs from the
+ * environment hvdrun gave them, with HOROVOD_ELASTIC_ROUND. */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "collective.h"
+#include "comm.h"
+#include "device.h"
+
+static int
+env_int(const char *name, int dflt)
+{
+    const char *v = getenv(name);
+    char *end;
+    long n;
+
+    if (v == NULL || *v == '\0')
+        return dflt;
+    n = strtol(v, &end, 10);
+    return *end || n < 0 || n > 1 << 30 ? -1 : (int)n;
+}
+
+int
+comm_elastic_read_env(coll_comm *c)
+{
+    const char *on = getenv("HOROVOD_ELASTIC");
+
+    c->elastic = on && strcmp(on, "1") == 0;
+    c->round = c->elastic ? env_int("HOROVOD_ELASTIC_ROUND", 0) : 0;
+    if (c->round < 0)
+        return comm_fail(c, COLL_EIDENTITY,
+                         "HOROVOD_ELASTIC_ROUND='%s' is not a round number",
+                         getenv("HOROVOD_ELASTIC_ROUND"));
+    return 0;
+}
+
+/* How long a worker waits for the next round (Horovod's variable). */
+static long
+elastic_timeout_ms(void)
+{
+    int s = env_int("HOROVOD_ELASTIC_TIMEOUT", 600);
+
+    return (s > 0 ? s : 600) * 1000L;
+}
+
+/* Everything of the old round goes: the async thread (its requests fail),
+ * the GPU communicator, both levels, the world transport, the
+ * heartbeats. The client to hvdd stays. */
+static void
+leave_round(coll_comm *c)
+{
+    comm_fusion_stop(c);
+    dev_comm_free(c->dev);
+    c->dev = NULL;
+    comm_stop_heartbeat(c);
+    c->registered = 0;
+    comm_hier_free(&c->hier);
+    transport_free(c->world);
+    c->world = NULL;
+}
+
+static void
+take_identity(coll_comm *c, const hvdd_identity *id)
+{
+    c->rank = id->rank;
+    c->size = id->size;
+    c->local_rank = id->local_rank;
+    c->local_size = id->local_size;
+    c->cross_rank = id->cross_rank;
+    c->cross_size = id->cross_size;
+    c->round = id->round;
+    c->fresh = id->fresh;
+    c->dead = 0;
+    comm_hier_read_env(c); /* several hosts or one, now */
+}
+
+int
+coll_reset(coll_comm *c)
+{
+    const char *host = getenv("HOROVOD_HOSTNAME");
+    hvdd_identity id;
+    int r;
+
+    if (c == NULL)
+        return COLL_EINVAL;
+    if (!c->elastic || c->client == NULL || host == NULL)
+        return comm_fail(c, COLL_ENOTSUP,
+                         "reset: not an elastic job (hvdrun sets "
+                         "HOROVOD_ELASTIC=1 in elastic mode)");
+    leave_round(c);
+    r = hvdd_client_rejoin(c->client, host, (int)getpid(), c->round,
+                           elastic_timeout_ms(), &id);
+    if (r == HVDD_EGONE) {
+        c->dead = 1;
+        return comm_fail(c, COLL_EREMOVED, "reset: %s",
+                         hvdd_client_error(c->client));
+    }
+    if (r != 0) {
+        c->dead = 1;
+        return comm_fail(c, COLL_ERENDEZVOUS, "reset: %s",
+                         hvdd_client_error(c->client));
+    }
+    take_identity(c, &id);
+    hvdd_client_set_round(c->client, c->round);
+    comm_prefix_restart();
+    if ((r = comm_join_world(c)) != 0) {
+        c->dead = 1;
+        return comm_fail(c, r, "reset: %s", c->last_error);
+    }
+    return 0;
+}
+
+int
+coll_round(const coll_comm *c)
+{
+    return c ? c->round : COLL_EINVAL;
+}
+
+int
+coll_round_fresh(const coll_comm *c)
+{
+    return c ? c->fresh : COLL_EINVAL;
+}
+
+int
+coll_round_changed(coll_comm *c, int *changed)
+{
+    const char *host = getenv("HOROVOD_HOSTNAME");
+    hvdd_identity id;
+    int r;
+
+    if (c == NULL || changed == NULL)
+        return COLL_EINVAL;
+    *changed = 0;
+    if (!c->elastic || c->client == NULL || host == NULL)
+        return comm_fail(c, COLL_ENOTSUP, "round_changed: not an elastic job");
+    r = hvdd_client_rejoin(c->client, host, (int)getpid(), c->round, 0, &id);
+    if (r == HVDD_ETIMEOUT) /* no round after this one */
+        return 0;
+    if (r == 0 || r == HVDD_EGONE) {
+        *changed = 1;
+        return 0;
+    }
+    return comm_fail(c, COLL_ERENDEZVOUS, "round_changed: %s",
+                     hvdd_client_error(c->client));
+}
