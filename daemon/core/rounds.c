@@ -1,8 +1,10 @@
 /* Rounds of an elastic job: the launcher starts round N + 1 with the
  * hosts that go on and the workers that survive; hvdd numbers the new
- * round's ranks (hosts in the job's order, so older hosts keep the low
- * ranks), gives each survivor the first rank of its host, in the order
- * of its old rank, and leaves the rest to new workers. A survivor learns
+ * round's ranks (hosts in the order the launcher gives: the hosts that
+ * go on first, so that they keep the low ranks and rank 0 is a survivor
+ * whenever there is one), gives each survivor the first rank of its
+ * host, in the order of its old rank, and leaves the rest to new
+ * workers. A survivor learns
  * its new identity by rejoining; a worker of an old round that is not in
  * the new one is told so. */
 #include "roster.h"
@@ -11,17 +13,24 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The round's plan over the job's hosts (those of round 0's plan: they
- * have agents): slots[h] ranks on host h, hosts in order, host indexes
- * those of j->hosts (a host may have none). */
+/* The hosts of a round: order[0..n) indexes into j->hosts (the hosts of
+ * round 0's plan: they have agents), slots[h] the ranks of host h. */
+typedef struct round_hosts {
+    int *order, *slots;
+    int n;
+} round_hosts;
+
+/* The round's plan: ranks host by host in rh's order, host indexes those
+ * of j->hosts. */
 static int
-round_plan(const hvdd_roster *j, const int *slots, cfg_plan *plan)
+round_plan(const hvdd_roster *j, const round_hosts *rh, cfg_plan *plan)
 {
     int size = 0, most = 0, rank = 0, *at_local;
 
-    for (int h = 0; h < j->job_hosts; h++) {
-        size += slots[h];
-        most = slots[h] > most ? slots[h] : most;
+    for (int i = 0; i < rh->n; i++) {
+        int n = rh->slots[rh->order[i]];
+        size += n;
+        most = n > most ? n : most;
     }
     memset(plan, 0, sizeof(*plan));
     plan->slots = calloc(size ? (size_t)size : 1, sizeof(*plan->slots));
@@ -31,10 +40,11 @@ round_plan(const hvdd_roster *j, const int *slots, cfg_plan *plan)
         free(at_local);
         return -1;
     }
-    for (int h = 0; h < j->job_hosts; h++)
-        for (int lr = 0; lr < slots[h]; lr++, rank++)
-            plan->slots[rank] =
-                (cfg_slot){rank, (int)h, lr, slots[h], at_local[lr]++, 0};
+    for (int i = 0; i < rh->n; i++) {
+        int h = rh->order[i], n = rh->slots[h];
+        for (int lr = 0; lr < n; lr++, rank++)
+            plan->slots[rank] = (cfg_slot){rank, h, lr, n, at_local[lr]++, 0};
+    }
     for (int r = 0; r < size; r++)
         plan->slots[r].cross_size = at_local[plan->slots[r].local_rank];
     plan->size = size;
@@ -44,11 +54,11 @@ round_plan(const hvdd_roster *j, const int *slots, cfg_plan *plan)
     return 0;
 }
 
-/* slots[h] for every host of the job from a spec ("a:2,c:2") that names
- * only hosts it knows (the parser adds up a host named twice). */
+/* rh from a spec ("c:2,a:2") that names only hosts the job knows (the
+ * parser adds up a host named twice). */
 static int
-round_slots(const hvdd_roster *j, const char *spec, int *slots, char *err,
-            size_t errlen)
+round_hosts_parse(const hvdd_roster *j, const char *spec, round_hosts *rh,
+                  char *err, size_t errlen)
 {
     cfg_hostlist want;
     cfg_err e;
@@ -66,8 +76,9 @@ round_slots(const hvdd_roster *j, const char *spec, int *slots, char *err,
             snprintf(err, errlen, "host '%s' is not one of this job's",
                      want.hosts[i].name);
             r = -1;
-        } else {
-            slots[h] = want.hosts[i].slots;
+        } else if (want.hosts[i].slots > 0) {
+            rh->slots[h] = want.hosts[i].slots;
+            rh->order[rh->n++] = h;
         }
     }
     cfg_hostlist_release(&want);
@@ -89,23 +100,23 @@ hvdd_roster_new_round(hvdd_roster *j, const char *hosts_spec,
                       const hvdd_survivor *keep, int nkeep, kvstore *kv,
                       char *err, size_t errlen)
 {
-    int *slots = calloc(j->job_hosts ? (size_t)j->job_hosts : 1, sizeof(int));
+    size_t n = j->job_hosts > 0 ? (size_t)j->job_hosts : 1;
+    round_hosts rh = {calloc(n, sizeof(int)), calloc(n, sizeof(int)), 0};
     rank_info *ranks = NULL;
     cfg_plan plan;
+    int r = -1;
 
-    if (!j->has_plan) {
-        free(slots);
+    if (!j->has_plan)
         snprintf(err, errlen, "this hvdd has no plan yet");
+    else if (rh.order == NULL || rh.slots == NULL)
+        snprintf(err, errlen, "out of memory");
+    else if (round_hosts_parse(j, hosts_spec, &rh, err, errlen) == 0 &&
+             (r = round_plan(j, &rh, &plan)) != 0)
+        snprintf(err, errlen, "out of memory");
+    free(rh.order);
+    free(rh.slots);
+    if (r != 0)
         return -1;
-    }
-    if (slots == NULL || round_slots(j, hosts_spec, slots, err, errlen) != 0 ||
-        round_plan(j, slots, &plan) != 0) {
-        if (slots && !err[0])
-            snprintf(err, errlen, "out of memory");
-        free(slots);
-        return -1;
-    }
-    free(slots);
     if (plan.size < 1 ||
         (ranks = calloc((size_t)plan.size, sizeof(*ranks))) == NULL) {
         snprintf(err, errlen,
@@ -114,12 +125,12 @@ hvdd_roster_new_round(hvdd_roster *j, const char *hosts_spec,
         return -1;
     }
     for (int k = 0; k < nkeep; k++) {
-        int h = hvdd_roster_host_index(j, keep[k].host), r;
+        int h = hvdd_roster_host_index(j, keep[k].host), at;
         if (h < 0 || keep[k].pid <= 0 ||
-            (r = free_rank_on(ranks, &plan, h)) < 0)
+            (at = free_rank_on(ranks, &plan, h)) < 0)
             continue; /* not in this round: told so when it rejoins */
-        ranks[r].state = RANK_KEPT;
-        ranks[r].pid = keep[k].pid;
+        ranks[at].state = RANK_KEPT;
+        ranks[at].pid = keep[k].pid;
     }
     cfg_plan_release(&j->plan);
     free(j->ranks);
@@ -128,8 +139,8 @@ hvdd_roster_new_round(hvdd_roster *j, const char *hosts_spec,
     j->size = plan.size;
     j->round++;
     j->fresh = 0;
-    for (int r = 0; r < j->size; r++)
-        j->fresh |= ranks[r].state == RANK_PENDING;
+    for (int k = 0; k < j->size; k++)
+        j->fresh |= ranks[k].state == RANK_PENDING;
     return hvdd_roster_reset_round_state(j, kv, err, errlen);
 }
 

@@ -618,8 +618,19 @@ START_TEST(round_with_new_workers)
     ck_assert(body_has("\"rank\":2"));
     ck_assert(body_has("\"fresh\":true"));
     ck_assert_int_eq(reg("b", 200, 3, 1), 200);
-    /* no round after 1: the wait ends with 408 */
-    ck_assert_int_eq(rejoin("a", 100, 1, 1), 408);
+    /* the launcher's order is the ranks': b's survivor first */
+    ck_assert_int_eq(call("POST", "/v1/round", AUTH,
+                          "{\"hosts\":\"b:1,a:1\",\"keep\":[{\"host\":\"a\","
+                          "\"pid\":100},{\"host\":\"b\",\"pid\":102}]}",
+                          NULL, 1, 0),
+                     200);
+    ck_assert(body_has("\"ranks\":[{\"host\":\"b\",\"pid\":102},"
+                       "{\"host\":\"a\",\"pid\":100}]"));
+    ck_assert_int_eq(rejoin("b", 102, 1, 0), 200);
+    ck_assert(body_has("\"rank\":0"));
+    ck_assert(body_has("\"round\":2"));
+    /* no round after 2: the wait ends with 408 */
+    ck_assert_int_eq(rejoin("a", 100, 2, 1), 408);
 }
 END_TEST
 
