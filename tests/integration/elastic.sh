@@ -8,37 +8,18 @@
 . "$(dirname "$0")/lib.sh"
 CHECK=${ELASTIC_CHECK:?set ELASTIC_CHECK to the elastic_check program}
 
-start_hvdd --size 3 --hosts a:1,b:1,c:1
-TOKEN=$(cat "$TMP/token")
-# worker HOST RANK SIZE ROUND LAST: one worker in the background, its
-# pid in $W_<HOST>, its output in $TMP/w.HOST.ROUND
-worker() {
-    env HOROVOD_GLOO_RENDEZVOUS_ADDR=127.0.0.1 HOROVOD_GLOO_RENDEZVOUS_PORT="$PORT" \
-        HVDD_TOKEN="$TOKEN" HOROVOD_GLOO_IFACE=lo HOROVOD_HOSTNAME="$1" \
-        HOROVOD_RANK=$2 HOROVOD_SIZE=$3 HOROVOD_LOCAL_RANK=0 HOROVOD_LOCAL_SIZE=1 \
-        HOROVOD_CROSS_RANK=$2 HOROVOD_CROSS_SIZE=$3 \
-        HOROVOD_ELASTIC=1 HOROVOD_ELASTIC_ROUND=$4 HOROVOD_ELASTIC_TIMEOUT=30 \
-        HOROVOD_GLOO_TIMEOUT_SECONDS=10 \
-        "$CHECK" "$5" "$MARK" >"$TMP/w.$1.$4" 2>&1 &
-    eval "W_$1=$!"
-}
-# round HOSTS KEEP...: what the launcher does; each KEEP is HOST:PID
-round() {
-    local hosts=$1 keep="" k
-    shift
-    for k in "$@"; do keep+="${keep:+,}{\"host\":\"${k%:*}\",\"pid\":${k#*:}}"; done
-    curl -s -o "$TMP/round" -w '%{http_code}' -H "Authorization: Bearer $TOKEN" \
-        -X POST --data "{\"hosts\":\"$hosts\",\"keep\":[$keep]}" \
-        "http://127.0.0.1:$PORT/v1/round"
-}
+. "$(dirname "$0")/elastic_lib.sh"
+command -v curl >/dev/null || { echo "skip: curl not installed"; exit 77; }
+
+elastic_hvdd a:1,b:1,c:1
 # said N PATTERN: N lines of the workers' output match
 said() { [ "$(cat "$TMP"/w.* | grep -c "$2")" -eq "$1" ]; }
 # said_by HOST N PATTERN: likewise, of the worker started first on HOST
 said_by() { [ "$(grep -c "$3" "$TMP/w.$1.0")" -eq "$2" ]; }
 
-worker a 0 3 0 2
-worker b 1 3 0 3
-worker c 2 3 0 2
+worker a 0 3 0 "$CHECK" 2 "$MARK"
+worker b 1 3 0 "$CHECK" 3 "$MARK"
+worker c 2 3 0 "$CHECK" 2 "$MARK"
 check "round 0: 3 ranks right" within 20 said 3 'of 3 in round 0 (fresh 0): right'
 
 # c's host fails: a and b go on as ranks 0 and 1 of 2
@@ -60,7 +41,7 @@ check "round 1: b right as rank 1 of 2" \
 check "round 2 started: 200" [ "$(round a:1,b:1,c:1 "a:$W_a" "b:$W_b")" = 200 ]
 check "round 2: rank 2 waits for a new worker (pid 0)" \
     grep -q '{"host":"c","pid":0}' "$TMP/round"
-worker c 2 3 2 2
+worker c 2 3 2 "$CHECK" 2 "$MARK"
 check "round 2: all three right, fresh (the new worker needs the state)" \
     within 20 said 3 'of 3 in round 2 (fresh 1): right'
 wait "$W_a"
@@ -69,7 +50,7 @@ wait "$W_c"
 check "round 2: the new c exits 0" [ $? -eq 0 ]
 
 # round 3 without b: b is told it is not in it, and exits 0
-check "round 3 without b: 200" [ "$(round a:1 )" = 200 ]
+check "round 3 without b: 200" [ "$(round a:1)" = 200 ]
 check "round 3: b is told it is not in it" \
     within 20 grep -q "removed: reset: /v1/rejoin: host 'b' pid $W_b is not in round 3" "$TMP/w.b.0"
 wait "$W_b"

@@ -72,6 +72,10 @@ def _declare(lib):
     lib.coll_reducescatter.argtypes = [vp, vp, vp, sz, i, i]
     lib.coll_barrier.argtypes = [vp]
     lib.coll_join.argtypes = [vp, ctypes.POINTER(i)]
+    lib.coll_reset.argtypes = [vp]
+    lib.coll_round.argtypes = [vp]
+    lib.coll_round_fresh.argtypes = [vp]
+    lib.coll_round_changed.argtypes = [vp, ctypes.POINTER(i)]
     lib.coll_nccl_built.argtypes = []
     lib.coll_strerror.restype = ctypes.c_char_p
     lib.coll_strerror.argtypes = [i]

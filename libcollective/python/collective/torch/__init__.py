@@ -7,6 +7,7 @@ The names, arguments and results are horovod.torch's; what libcollective
 lacks (Adasum, process sets other than the global one, MPI) raises
 NotImplementedError or ValueError with the reason, never a wrong result.
 """
+from . import elastic
 from .compression import Compression
 from .functions import (allgather_object, broadcast_object,
                         broadcast_optimizer_state, broadcast_parameters)

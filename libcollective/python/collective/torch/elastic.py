@@ -1,0 +1,239 @@
+"""Horovod's elastic API (horovod.torch.elastic) on libcollective's rounds.
+
+    @hvd.elastic.run
+    def train(state):
+        for state.epoch in range(state.epoch, epochs):
+            ...
+            state.commit()
+
+    state = hvd.elastic.TorchState(model, optimizer, epoch=0)
+    train(state)
+
+When a worker fails, the others' next collective raises
+HorovodInternalError: run() rolls the state back to the last commit,
+joins the job's next round (coll_reset: new rank and size, new
+transports) and calls the function again. When the launcher adds hosts,
+commit() (check_host_updates) raises HostsUpdatedInterrupt on every rank
+at the same step and the state in memory is kept. After either, the state
+is broadcast from rank 0 (a survivor whenever there is one) when any rank
+of the new round needs it: a new worker, or a rank that rolled back. All
+ranks of a round take that decision together, so none waits in a
+broadcast the others skip (Horovod #3494, #2652).
+"""
+import copy
+import ctypes
+import functools
+import sys
+
+import torch
+
+from collective._lib import lib
+
+from .functions import (broadcast_object, broadcast_optimizer_state,
+                        broadcast_parameters)
+from .mpi_ops import (HorovodInternalError, Max, _check, _comm, _State,
+                      allreduce, rank)
+
+__all__ = ["run", "State", "ObjectState", "TorchState",
+           "HostsUpdatedInterrupt", "HorovodInternalError"]
+
+_COLL_EREMOVED = -9
+
+
+class HostsUpdatedInterrupt(RuntimeError):
+    """The job's hosts changed (raised by commit/check_host_updates on
+    every rank at once). skip_sync: Horovod's field; here the sync after
+    the reset is decided by the new round itself."""
+
+    def __init__(self, skip_sync=False):
+        super().__init__("the job's hosts changed")
+        self.skip_sync = skip_sync
+
+
+class State:
+    """What a training function keeps across rounds: subclasses say how
+    to save (commit), restore and sync it."""
+
+    def __init__(self, bcast_object=broadcast_object, get_rank=rank,
+                 **kwargs):
+        self._bcast_object = bcast_object
+        self._rank = get_rank
+        self._reset_callbacks = []
+
+    def register_reset_callbacks(self, callbacks):
+        """Functions called after every reset (a new round), in order:
+        e.g. to scale the learning rate to the new size."""
+        self._reset_callbacks.extend(callbacks)
+
+    def on_reset(self):
+        for callback in self._reset_callbacks:
+            callback()
+
+    def commit(self):
+        """Saves the state (the point a failure rolls back to), then
+        checks for added or removed hosts."""
+        self.save()
+        self.check_host_updates()
+
+    def check_host_updates(self):
+        """Raises HostsUpdatedInterrupt on every rank when the job has
+        started a round after this one. Rank 0 asks hvdd and tells the
+        others, so that all raise at the same step or none does."""
+        changed = ctypes.c_int(0)
+        if self._rank() == 0:
+            _check(lib.coll_round_changed(_comm(), ctypes.byref(changed)))
+        if self._bcast_object(changed.value, root_rank=0):
+            raise HostsUpdatedInterrupt(False)
+
+    def save(self):
+        raise NotImplementedError()
+
+    def restore(self):
+        raise NotImplementedError()
+
+    def sync(self):
+        raise NotImplementedError()
+
+
+class ObjectState(State):
+    """Picklable values kept as attributes: ObjectState(epoch=0, batch=0);
+    sync broadcasts them from rank 0."""
+
+    def __init__(self, bcast_object=broadcast_object, get_rank=rank,
+                 **kwargs):
+        self._saved_state = kwargs
+        self._set_attrs()
+        super().__init__(bcast_object=bcast_object, get_rank=get_rank)
+
+    def save(self):
+        self._saved_state = {attr: copy.deepcopy(getattr(self, attr))
+                             for attr in self._saved_state}
+
+    def restore(self):
+        self._set_attrs()
+
+    def sync(self):
+        if self._saved_state:
+            self._saved_state = self._bcast_object(self._saved_state,
+                                                   root_rank=0)
+            self._set_attrs()
+
+    def _set_attrs(self):
+        for attr, value in self._saved_state.items():
+            setattr(self, attr, copy.deepcopy(value))
+
+
+class _ModelHandler:
+    def __init__(self, model):
+        self.value = model
+        self.save()
+
+    def save(self):
+        self._saved = copy.deepcopy(self.value.state_dict())
+
+    def restore(self):
+        self.value.load_state_dict(self._saved)
+
+    def sync(self):
+        broadcast_parameters(self.value.state_dict(), root_rank=0)
+
+    def set_value(self, value):
+        self.value = value
+        self.save()
+
+
+class _OptimizerHandler(_ModelHandler):
+    def sync(self):
+        broadcast_optimizer_state(self.value, root_rank=0)
+
+
+class TorchState(ObjectState):
+    """A model's and an optimizer's state (state_dict copies in memory at
+    each commit) and any picklable values (epoch=..., batch=...)."""
+
+    def __init__(self, model=None, optimizer=None, **kwargs):
+        handlers = {}
+        if model is not None:
+            handlers["model"] = _ModelHandler(model)
+        if optimizer is not None:
+            handlers["optimizer"] = _OptimizerHandler(optimizer)
+        object.__setattr__(self, "_handlers", handlers)
+        for name, handler in handlers.items():
+            object.__setattr__(self, name, handler.value)
+        super().__init__(bcast_object=broadcast_object, get_rank=rank,
+                         **kwargs)
+
+    def __setattr__(self, name, value):
+        handlers = self.__dict__.get("_handlers", {})
+        if name in handlers:
+            handlers[name].set_value(value)
+        object.__setattr__(self, name, value)
+
+    def save(self):
+        for handler in self._handlers.values():
+            handler.save()
+        super().save()
+
+    def restore(self):
+        for handler in self._handlers.values():
+            handler.restore()
+        super().restore()
+
+    def sync(self):
+        # the optimizer first: a fresh one takes a step of zeros to make
+        # its state, which may move the parameters the model's sync then
+        # overwrites
+        for name in ("optimizer", "model"):
+            if name in self._handlers:
+                self._handlers[name].sync()
+        super().sync()
+
+
+def _reset():
+    """Joins the next round; exits this process (0) when it is not in
+    it: the launcher gave its slot away or its host is blacklisted."""
+    with _State.lock:
+        _State.handles.clear()
+    code = lib.coll_reset(_comm())
+    if code == _COLL_EREMOVED:
+        detail = lib.coll_last_error(_comm()).decode(errors="replace")
+        print("collective: this worker is not in the job's new round (%s): "
+              "exiting" % detail, file=sys.stderr)
+        sys.exit(0)
+    _check(code)
+
+
+def _needs_sync(rolled_back):
+    """Every rank's answer, the same: whether the new round has new
+    workers or any rank rolled back to its last commit."""
+    mine = 1 if rolled_back or lib.coll_round_fresh(_comm()) == 1 else 0
+    return allreduce(torch.tensor([mine], dtype=torch.int32), op=Max,
+                     name="elastic.sync").item() > 0
+
+
+def run(func):
+    """Horovod's decorator: func(state, ...) runs, and runs again in the
+    next round after a failure (state rolled back to its last commit) or
+    a change of hosts (state kept), until it returns."""
+
+    @functools.wraps(func)
+    def wrapper(state, *args, **kwargs):
+        # the job's first round: every rank starts from rank 0's state; a
+        # worker started for a later round takes part in that round's
+        # decision like the others (it needs the state)
+        sync = lib.coll_round(_comm()) <= 0 or _needs_sync(True)
+        while True:
+            try:
+                if sync:
+                    state.sync()
+                return func(state, *args, **kwargs)
+            except HorovodInternalError:
+                state.restore()
+                rolled_back = True
+            except HostsUpdatedInterrupt:
+                rolled_back = False
+            _reset()
+            sync = _needs_sync(rolled_back)
+            state.on_reset()
+
+    return wrapper
