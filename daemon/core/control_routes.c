@@ -57,8 +57,12 @@ stale_round(const hvdd_state *st, hvdd_response *rs, json_t *b)
 
     if (round < 0 || round == st->roster.round)
         return 0;
-    hvdd_reply_text(rs, 409, "round %ld is over: the job is in round %d", round,
-                    st->roster.round);
+    if (round > st->roster.round)
+        hvdd_reply_text(rs, 409, "no round %ld: the job is in round %d", round,
+                        st->roster.round);
+    else
+        hvdd_reply_text(rs, 409, "round %ld is over: the job is in round %d",
+                        round, st->roster.round);
     return 1;
 }
 
@@ -104,7 +108,9 @@ do_round(hvdd_state *st, hvdd_response *rs, json_t *b)
                 "{ss si}", "host",
                 st->roster.hosts.hosts[st->roster.plan.slots[k].host].name,
                 "pid", st->roster.ranks[k].pid));
-    snprintf(rs->notify, sizeof(rs->notify), "round");
+    /* every held request: rejoins, and barriers of the old round (which
+     * are gone) answered now, not at their timeout */
+    snprintf(rs->notify, sizeof(rs->notify), "*");
     hvdd_reply_json(rs, 200,
                     json_pack("{si si so*}", "round", st->roster.round, "size",
                               st->roster.size, "ranks", ranks));
@@ -125,6 +131,10 @@ do_rejoin(hvdd_state *st, const hvdd_request *rq, hvdd_response *rs, json_t *b)
         hvdd_reply_text(rs, 400,
                         "rejoin needs \"host\" (text), \"pid\" and \"after\" "
                         "(integers)");
+        return;
+    }
+    if (st->roster.aborted) {
+        hvdd_reply_text(rs, 410, "job aborted: %s", st->roster.abort_reason);
         return;
     }
     r = hvdd_roster_rejoin(&st->roster, host, (int)pid, (int)after);
@@ -220,7 +230,11 @@ do_rank_call(hvdd_state *st, const char *what, hvdd_response *rs, json_t *b,
             ? hvdd_roster_heartbeat(&st->roster, (int)rank, now)
             : hvdd_roster_exited(&st->roster, (int)rank, (int)code, (int)pid);
 
-    if (rank < 0 || r != 0)
+    if (r == -2)
+        hvdd_reply_text(rs, 409,
+                        "exit: pid %ld does not have rank %ld in round %d", pid,
+                        rank, st->roster.round);
+    else if (rank < 0 || r != 0)
         hvdd_reply_text(rs, 409, "%s: rank %ld is not %s", what, rank,
                         strcmp(what, "heartbeat") == 0 ? "registered"
                                                        : "a rank of the plan");

@@ -243,6 +243,10 @@ hvdd_roster_exited(hvdd_roster *j, int rank, int code, int pid)
      * is reported by its host's agent */
     if (!j->has_plan || rank < 0 || rank >= j->size)
         return -1;
+    /* a worker of an earlier round reporting its old rank, now another
+     * worker's (a rank not registered yet has no pid) */
+    if (pid > 0 && j->ranks[rank].pid > 0 && j->ranks[rank].pid != pid)
+        return -2;
     if (pid > 0)
         j->ranks[rank].pid = pid;
     j->ranks[rank].state = RANK_EXITED;
@@ -310,8 +314,9 @@ check_agents(hvdd_roster *j, double now)
     for (int h = 0; h < j->agents.nhosts && j->plan.nhosts > 0; h++) {
         const agent_info *a = &j->agents.hosts[h];
         if (!a->registered || a->finished ||
-            now - a->last_seen <= j->heartbeat_timeout)
-            continue;
+            now - a->last_seen <= j->heartbeat_timeout ||
+            (j->round > 0 && cfg_plan_first_rank(&j->plan, h) < 0))
+            continue; /* (a host an elastic round dropped is not watched) */
         snprintf(reason, sizeof(reason),
                  "the agent of host '%s' sent no heartbeat for %.1f s",
                  j->hosts.hosts[h].name, now - a->last_seen);
@@ -366,7 +371,9 @@ hvdd_roster_iface(const hvdd_roster *j, int h)
 const char *
 hvdd_roster_master_addr(const hvdd_roster *j)
 {
-    if (j->has_plan && j->plan.nhosts > 1 && j->agents.decided == 1)
-        return j->agents.picks[0].addr;
+    /* rank 0's host: in an elastic round, not always the job's first */
+    if (j->has_plan && j->plan.nhosts > 1 && j->agents.decided == 1 &&
+        j->plan.size > 0)
+        return j->agents.picks[j->plan.slots[0].host].addr;
     return j->master_addr;
 }

@@ -161,7 +161,9 @@ COLL_API int coll_alltoallv(coll_comm *c, const void *send,
 COLL_API int coll_reducescatter(coll_comm *c, const void *send, void *recv,
                                 size_t count, coll_dtype dt, coll_op op);
 
-/* Elastic jobs (hvdrun's elastic mode, HOROVOD_ELASTIC=1). After a
+/* Elastic jobs (HOROVOD_ELASTIC=1: the launcher runs the job in rounds,
+ * hvdd's POST /v1/round; hvdrun's own elastic mode is not built yet,
+ * --max-restarts restarts whole jobs). After a
  * failure (an operation returned COLL_ETRANSPORT, the comm is dead) or
  * when coll_round_changed says the job's hosts changed, every worker
  * calls coll_reset: it leaves its round (async requests still queued fail
@@ -178,7 +180,10 @@ COLL_API int coll_round(const coll_comm *c);
 COLL_API int coll_round_fresh(const coll_comm *c);
 /* *changed = 1 when the job has started a round after this comm's (a
  * host failed or was added): the caller should commit, or roll back, and
- * call coll_reset. One request to hvdd. */
+ * call coll_reset. One request to hvdd, whose answer may differ from one
+ * rank to the next: ask on one rank and broadcast the answer, so that
+ * every rank resets at the same step (collective.torch.elastic does).
+ * coll_round and coll_round_fresh are 0 outside an elastic job. */
 COLL_API int coll_round_changed(coll_comm *c, int *changed);
 
 /* Bytes of one element. */

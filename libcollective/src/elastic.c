@@ -90,8 +90,8 @@ coll_reset(coll_comm *c)
         return COLL_EINVAL;
     if (!c->elastic || c->client == NULL || host == NULL)
         return comm_fail(c, COLL_ENOTSUP,
-                         "reset: not an elastic job (hvdrun sets "
-                         "HOROVOD_ELASTIC=1 in elastic mode)");
+                         "reset: not an elastic job (HOROVOD_ELASTIC=1 "
+                         "and hvdd's rounds)");
     leave_round(c);
     r = hvdd_client_rejoin(c->client, host, (int)getpid(), c->round,
                            elastic_timeout_ms(), &id);

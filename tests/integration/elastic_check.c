@@ -67,7 +67,7 @@ next_round(coll_comm *c, int why)
 int
 main(int argc, char **argv)
 {
-    int last = argc > 1 ? atoi(argv[1]) : 0, shown = -1, r = 0;
+    int last = argc > 1 ? (int)strtol(argv[1], NULL, 10) : 0, shown = -1, r = 0;
     time_t until = time(NULL) + 60;
     struct timespec pause = {0, 20 * 1000 * 1000};
     coll_comm *c;

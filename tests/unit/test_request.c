@@ -569,7 +569,7 @@ START_TEST(round_after_a_host_failed)
                      200);
     ck_assert(body_has("\"round\":1"));
     ck_assert(body_has("\"size\":4"));
-    ck_assert_str_eq(rs.notify, "round");
+    ck_assert_str_eq(rs.notify, "*"); /* held requests answered */
     /* c's second worker is rank 3 now, local 1 of 2, cross 1 of 2 */
     ck_assert_int_eq(rejoin("c", 105, 0, 0), 200);
     ck_assert(body_has("\"rank\":3"));
@@ -593,9 +593,27 @@ START_TEST(round_after_a_host_failed)
     ck_assert_int_eq(call("POST", "/v1/heartbeat", AUTH,
                           "{\"rank\":3,\"round\":1}", NULL, 1, 0),
                      200);
+    /* b's late exit report, naming its old rank 2 (c's first worker's
+     * rank now): refused, nothing changes */
+    ck_assert_int_eq(call("POST", "/v1/exit", AUTH,
+                          "{\"rank\":2,\"code\":137,\"pid\":102}", NULL, 1, 0),
+                     409);
+    ck_assert(body_has("pid 102 does not have rank 2 in round 1"));
+    ck_assert_int_eq(rejoin("c", 104, 0, 0), 200);
+    ck_assert(body_has("\"rank\":2"));
+    ck_assert_int_eq(call("POST", "/v1/heartbeat", AUTH,
+                          "{\"rank\":3,\"round\":7}", NULL, 1, 0),
+                     409);
+    ck_assert(body_has("no round 7: the job is in round 1"));
     ck_assert_int_eq(call("GET", "/v1/status", AUTH, NULL, NULL, 1, 0), 200);
     ck_assert(body_has("\"round\":1"));
     ck_assert(body_has("\"state\":\"kept\""));
+    /* once aborted, a rejoin is told so */
+    ck_assert_int_eq(
+        call("POST", "/v1/abort", AUTH, "{\"reason\":\"test\"}", NULL, 1, 0),
+        200);
+    ck_assert_int_eq(rejoin("a", 100, 1, 0), 410);
+    ck_assert(body_has("job aborted: test"));
 }
 END_TEST
 

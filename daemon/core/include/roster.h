@@ -92,7 +92,8 @@ int hvdd_roster_arrival_rank(const hvdd_roster *j, int arrival);
 /* A heartbeat from rank; -1 when there is no such registered rank. */
 int hvdd_roster_heartbeat(hvdd_roster *j, int rank, double now);
 
-/* Records rank's exit code. */
+/* Records rank's exit code; -2 when pid is not the worker that has the
+ * rank now (one of an earlier elastic round). */
 int hvdd_roster_exited(hvdd_roster *j, int rank, int code, int pid);
 
 /* Joins barrier `name` as rank; returns 1 once all `size` ranks joined
