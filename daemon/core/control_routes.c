@@ -67,8 +67,8 @@ stale_round(const hvdd_state *st, hvdd_response *rs, json_t *b)
 }
 
 /* POST /v1/round (the launcher): {"hosts": "a:2,c:2", "keep": [{"host":
- * H, "pid": P}, ...]} starts the next round; the answer is the round and
- * who has each rank (pid 0: a new worker's). */
+ * H, "pid": P}, ...] or "registered"} starts the next round; the answer
+ * is the round and who has each rank (pid 0: a new worker's). */
 static void
 do_round(hvdd_state *st, hvdd_response *rs, json_t *b)
 {
@@ -77,8 +77,14 @@ do_round(hvdd_state *st, hvdd_response *rs, json_t *b)
     hvdd_survivor *sv;
     size_t n = keep ? json_array_size(keep) : 0, i;
     char err[512] = "";
-    int r;
+    int r, registered = 0;
 
+    if (json_is_string(keep) &&
+        strcmp(json_string_value(keep), "registered") == 0) {
+        keep = NULL; /* every registered worker of the round's hosts */
+        n = 0;
+        registered = 1;
+    }
     if (hosts == NULL || (keep && !json_is_array(keep)) ||
         (sv = calloc(n ? n : 1, sizeof(*sv))) == NULL) {
         hvdd_reply_text(rs, 400,
@@ -92,6 +98,15 @@ do_round(hvdd_state *st, hvdd_response *rs, json_t *b)
         sv[i].pid = (int)int_member(v, "pid", -1);
         if (sv[i].host == NULL)
             sv[i].pid = -1; /* not in the round */
+    }
+    if (registered) {
+        int count = 0;
+        free(sv);
+        if ((sv = hvdd_roster_registered(&st->roster, &count)) == NULL) {
+            hvdd_reply_text(rs, 500, "out of memory");
+            return;
+        }
+        n = (size_t)count;
     }
     r = hvdd_roster_new_round(&st->roster, hosts, sv, (int)n, &st->kv, err,
                               sizeof(err));

@@ -144,6 +144,19 @@ hvdd_roster_new_round(hvdd_roster *j, const char *hosts_spec,
     return hvdd_roster_reset_round_state(j, kv, err, errlen);
 }
 
+hvdd_survivor *
+hvdd_roster_registered(const hvdd_roster *j, int *n)
+{
+    hvdd_survivor *sv = calloc(j->size > 0 ? (size_t)j->size : 1, sizeof(*sv));
+
+    *n = 0;
+    for (int r = 0; sv && j->has_plan && r < j->size; r++)
+        if (j->ranks[r].state == RANK_REGISTERED)
+            sv[(*n)++] = (hvdd_survivor){
+                j->hosts.hosts[j->plan.slots[r].host].name, j->ranks[r].pid};
+    return sv;
+}
+
 int
 hvdd_roster_rejoin(const hvdd_roster *j, const char *host, int pid, int after)
 {

@@ -652,6 +652,26 @@ START_TEST(round_with_new_workers)
 }
 END_TEST
 
+/* "keep": "registered": hvdd's own list of who runs, in rank order; the
+ * dead worker whose exit was not reported yet is on the dropped host */
+START_TEST(round_keeps_the_registered)
+{
+    start(4, "a:2,b:2");
+    for (int r = 0; r < 4; r++)
+        ck_assert_int_eq(reg(r < 2 ? "a" : "b", 100 + r, r, 0), 200);
+    ck_assert_int_eq(call("POST", "/v1/exit", AUTH,
+                          "{\"rank\":1,\"code\":0,\"pid\":101}", NULL, 1, 0),
+                     200); /* finished: not kept */
+    ck_assert_int_eq(call("POST", "/v1/round", AUTH,
+                          "{\"hosts\":\"b:2,a:2\",\"keep\":\"registered\"}",
+                          NULL, 1, 0),
+                     200);
+    ck_assert(body_has("\"ranks\":[{\"host\":\"b\",\"pid\":102},"
+                       "{\"host\":\"b\",\"pid\":103},{\"host\":\"a\","
+                       "\"pid\":100},{\"host\":\"a\",\"pid\":0}]"));
+}
+END_TEST
+
 START_TEST(bad_rounds)
 {
     start(2, "a:1,b:1");
@@ -699,6 +719,7 @@ suite(void)
     ADD(tc, agent_errors);
     ADD(tc, round_after_a_host_failed);
     ADD(tc, round_with_new_workers);
+    ADD(tc, round_keeps_the_registered);
     ADD(tc, bad_rounds);
     suite_add_tcase(s, tc);
     return s;

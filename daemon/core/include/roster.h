@@ -118,6 +118,10 @@ int hvdd_roster_check_heartbeats(hvdd_roster *j, double now);
 int hvdd_roster_new_round(hvdd_roster *j, const char *hosts_spec,
                           const hvdd_survivor *keep, int nkeep, kvstore *kv,
                           char *err, size_t errlen);
+/* Every registered worker of this round, in rank order (the caller frees
+ * the array; the names are the roster's, which rounds keep): the
+ * launcher's "keep" when it lets hvdd say who goes on. */
+hvdd_survivor *hvdd_roster_registered(const hvdd_roster *j, int *n);
 /* The rank worker (host, pid) has in the round after `after`: -2 while
  * that round has not started, -1 when the worker is not in it. */
 int hvdd_roster_rejoin(const hvdd_roster *j, const char *host, int pid,
