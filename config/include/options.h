@@ -55,6 +55,16 @@ typedef enum cfg_xform {
     X(START_TIMEOUT, "start-timeout", NULL, CFG_T_NUM, "start_timeout", NULL,  \
       CFG_X_NONE, NONE, "SECONDS",                                             \
       "time allowed for every worker to start (default 30)")                   \
+    X(MIN_NP, "min-np", NULL, CFG_T_POSINT, "min_np", NULL, CFG_X_NONE, NONE,  \
+      "N", "elastic: go on after a host fails while N ranks are left")         \
+    X(MAX_NP, "max-np", NULL, CFG_T_POSINT, "max_np", NULL, CFG_X_NONE, NONE,  \
+      "N", "elastic: at most N ranks (default: every slot)")                   \
+    X(ELASTIC_TIMEOUT, "elastic-timeout", NULL, CFG_T_NUM, "elastic_timeout",  \
+      "HOROVOD_ELASTIC_TIMEOUT", CFG_X_COPY, NONE, "SECONDS",                  \
+      "elastic: wait this long for --min-np ranks (default 600)")              \
+    X(RESET_LIMIT, "reset-limit", NULL, CFG_T_INT, "reset_limit", NULL,        \
+      CFG_X_NONE, NONE, "N",                                                   \
+      "elastic: fail after N changes of hosts (default: no limit)")           \
     X(MAX_RESTARTS, "max-restarts", NULL, CFG_T_INT, "max_restarts", NULL,     \
       CFG_X_NONE, NONE, "N",                                                   \
       "after a failure, start the whole job again, up to N times")             \

@@ -76,7 +76,7 @@ do_round(hvdd_state *st, hvdd_response *rs, json_t *b)
     json_t *keep = json_object_get(b, "keep"), *v, *ranks;
     hvdd_survivor *sv;
     size_t n = keep ? json_array_size(keep) : 0, i;
-    char err[512] = "";
+    char err[512] = "", trimmed[4096];
     int r, registered = 0;
 
     if (json_is_string(keep) &&
@@ -98,6 +98,15 @@ do_round(hvdd_state *st, hvdd_response *rs, json_t *b)
         sv[i].pid = (int)int_member(v, "pid", -1);
         if (sv[i].host == NULL)
             sv[i].pid = -1; /* not in the round */
+    }
+    if (registered && json_is_true(json_object_get(b, "trim"))) {
+        if (hvdd_roster_trim_spec(&st->roster, hosts, trimmed,
+                                  sizeof(trimmed)) != 0) {
+            free(sv);
+            hvdd_reply_text(rs, 409, "round: bad hosts '%s'", hosts);
+            return;
+        }
+        hosts = trimmed;
     }
     if (registered) {
         int count = 0;

@@ -144,6 +144,34 @@ hvdd_roster_new_round(hvdd_roster *j, const char *hosts_spec,
     return hvdd_roster_reset_round_state(j, kv, err, errlen);
 }
 
+int
+hvdd_roster_trim_spec(const hvdd_roster *j, const char *spec, char *out,
+                      size_t size)
+{
+    cfg_hostlist want;
+    cfg_err e;
+    size_t at = 0;
+
+    cfg_hostlist_init(&want);
+    if (cfg_hostspec_parse(spec, &want, &e) != 0) {
+        cfg_hostlist_release(&want);
+        return -1;
+    }
+    out[0] = '\0';
+    for (size_t i = 0; i < want.count; i++) {
+        int h = hvdd_roster_host_index(j, want.hosts[i].name), n = 0;
+        for (int r = 0; h >= 0 && r < j->size; r++)
+            n += j->plan.slots[r].host == h &&
+                 j->ranks[r].state == RANK_REGISTERED;
+        n = n < want.hosts[i].slots ? n : want.hosts[i].slots;
+        if (n > 0 && at < size)
+            at += (size_t)snprintf(out + at, size - at, "%s%s:%d",
+                                   at ? "," : "", want.hosts[i].name, n);
+    }
+    cfg_hostlist_release(&want);
+    return at < size ? 0 : -1;
+}
+
 hvdd_survivor *
 hvdd_roster_registered(const hvdd_roster *j, int *n)
 {

@@ -257,9 +257,14 @@ static int
 run_attempts(settings *s, envlist *base, worker_net *net, char **argv)
 {
     long most = cfg_values_long(&s->values, CFG_OPT_MAX_RESTARTS, -1);
-    int code = HVD_EXIT_OK, interrupted = 0, local = all_hosts_local(s);
+    /* elastic jobs run an agent per host, this one's too (hvdrun-ssh):
+     * a host's workers come and go with it */
+    int code = HVD_EXIT_OK, interrupted = 0,
+        local = all_hosts_local(s) && !settings_elastic(s);
     char count[24];
 
+    if (settings_elastic(s) && envlist_set(base, "HOROVOD_ELASTIC", "1") != 0)
+        return HVD_EXIT_LAUNCH;
     for (long k = 0; k <= (most < 0 ? 0 : most); k++) {
         if (most >= 0) {
             snprintf(count, sizeof(count), "%ld", most);

@@ -80,6 +80,36 @@ build_plan(settings *s)
     return 0;
 }
 
+/* --min-np and --max-np against the plan: min <= size <= max. */
+static int
+check_elastic(settings *s)
+{
+    long min = cfg_values_long(&s->values, CFG_OPT_MIN_NP, 0);
+    long max = cfg_values_long(&s->values, CFG_OPT_MAX_NP, 0);
+    char msg[200];
+
+    if (min > s->plan.size) {
+        snprintf(msg, sizeof(msg),
+                 "--min-np %ld is more than the %d ranks the job starts with",
+                 min, s->plan.size);
+        return usage_error(msg);
+    }
+    if (max > 0 && max < s->plan.size) {
+        snprintf(msg, sizeof(msg),
+                 "--max-np %ld is less than the %d ranks the job starts with",
+                 max, s->plan.size);
+        return usage_error(msg);
+    }
+    return 0;
+}
+
+int
+settings_elastic(const settings *s)
+{
+    return cfg_values_get(&s->values, CFG_OPT_MIN_NP) != NULL ||
+           cfg_values_get(&s->values, CFG_OPT_MAX_NP) != NULL;
+}
+
 int
 settings_load(int argc, char **argv, settings *s, int *done)
 {
@@ -102,9 +132,10 @@ settings_load(int argc, char **argv, settings *s, int *done)
     }
     s->command = argv + cmd;
     s->ncommand = argc - cmd;
-    if ((r = load_config_file(s)) != 0 || (r = load_hosts(s)) != 0)
+    if ((r = load_config_file(s)) != 0 || (r = load_hosts(s)) != 0 ||
+        (r = build_plan(s)) != 0)
         return r;
-    return build_plan(s);
+    return check_elastic(s);
 }
 
 void

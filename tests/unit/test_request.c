@@ -669,6 +669,20 @@ START_TEST(round_keeps_the_registered)
     ck_assert(body_has("\"ranks\":[{\"host\":\"b\",\"pid\":102},"
                        "{\"host\":\"b\",\"pid\":103},{\"host\":\"a\","
                        "\"pid\":100},{\"host\":\"a\",\"pid\":0}]"));
+    /* trimmed: a's waiting rank goes (b's 2 kept, a's rank 3 not
+     * registered in round 1) */
+    ck_assert_int_eq(reg("a", 100, 2, 1), 200);
+    ck_assert_int_eq(reg("b", 102, 0, 1), 200);
+    ck_assert_int_eq(reg("b", 103, 1, 1), 200);
+    ck_assert_int_eq(call("POST", "/v1/round", AUTH,
+                          "{\"hosts\":\"b:2,a:2\",\"keep\":\"registered\","
+                          "\"trim\":true}",
+                          NULL, 1, 0),
+                     200);
+    ck_assert(body_has("\"size\":3"));
+    ck_assert(body_has("{\"host\":\"a\",\"pid\":100}]"));
+    ck_assert_int_eq(rejoin("a", 100, 1, 0), 200);
+    ck_assert(body_has("\"fresh\":false"));
 }
 END_TEST
 

@@ -122,6 +122,11 @@ int hvdd_roster_new_round(hvdd_roster *j, const char *hosts_spec,
  * the array; the names are the roster's, which rounds keep): the
  * launcher's "keep" when it lets hvdd say who goes on. */
 hvdd_survivor *hvdd_roster_registered(const hvdd_roster *j, int *n);
+/* spec ("a:2,c:2") with each host's slots cut to its registered workers
+ * (hosts without one left out), into out: a round of the workers that
+ * run, with no rank waiting for a new one. -1: a bad spec, or too long. */
+int hvdd_roster_trim_spec(const hvdd_roster *j, const char *spec, char *out,
+                          size_t size);
 /* The rank worker (host, pid) has in the round after `after`: -2 while
  * that round has not started, -1 when the worker is not in it. */
 int hvdd_roster_rejoin(const hvdd_roster *j, const char *host, int pid,

@@ -21,5 +21,7 @@ typedef struct settings {
  * set when they were printed. */
 int settings_load(int argc, char **argv, settings *s, int *done);
 void settings_release(settings *s);
+/* An elastic job: --min-np or --max-np was given. */
+int settings_elastic(const settings *s);
 
 #endif
