@@ -64,7 +64,7 @@ typedef enum cfg_xform {
       "elastic: wait this long for --min-np ranks (default 600)")              \
     X(RESET_LIMIT, "reset-limit", NULL, CFG_T_INT, "reset_limit", NULL,        \
       CFG_X_NONE, NONE, "N",                                                   \
-      "elastic: fail after N changes of hosts (default: no limit)")           \
+      "elastic: fail after N changes of hosts (default: no limit)")            \
     X(MAX_RESTARTS, "max-restarts", NULL, CFG_T_INT, "max_restarts", NULL,     \
       CFG_X_NONE, NONE, "N",                                                   \
       "after a failure, start the whole job again, up to N times")             \

@@ -106,6 +106,12 @@ do_round(hvdd_state *st, hvdd_response *rs, json_t *b)
             hvdd_reply_text(rs, 409, "round: bad hosts '%s'", hosts);
             return;
         }
+        if (trimmed[0] == '\0') {
+            free(sv);
+            hvdd_reply_text(
+                rs, 409, "round: no worker of hosts '%s' is registered", hosts);
+            return;
+        }
         hosts = trimmed;
     }
     if (registered) {

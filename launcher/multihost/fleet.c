@@ -1,4 +1,5 @@
 #include "fleet.h"
+#include "fleet_state.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -21,47 +22,12 @@
 #include "output.h"
 #include "sibling.h"
 
-#define LINE_LIMIT 65536
-
-typedef struct line_buf {
-    char *p;
-    size_t len, cap;
-} line_buf;
-
-typedef struct host_run {
-    const char *name;
-    hvdrun_link *link; /* once started, until dropped */
-    int started;       /* connecting (SSH) or spawned (local) */
-    int remote;        /* started over SSH */
-    int code;          /* its agent's exit code, once it ended */
-    int ready;         /* "@hvd ready" came */
-    int over;          /* finished, or dropped */
-    char iface[64], addr[64];
-    char error[900]; /* "step: reason" of its first failure */
-    line_buf lines[2];
-} host_run;
-
-typedef struct fleet {
-    const fleet_spec *spec;
-    settings *s;
-    host_run *h;
-    int n;
-    out_sink sinks[2];
-    int sigfd, events_fd;
-    sigset_t old_mask;
-    int go_sent, stopping;
-    double start_deadline, stop_deadline;
-    int failed;       /* the host whose agent failed first, or -1 */
-    int start_failed; /* a host failed before "go" */
-    int interrupted;
-    int links_begun; /* hvdrun_links_begin succeeded */
-    char aborted[600];
-    char user[256];
-    char known_hosts[PATH_MAX];
-    int accept_new;
-    char command[PATH_MAX + 64];    /* what SSH runs on each host */
-    char agent_path[PATH_MAX + 16]; /* this host's agent binary */
-} fleet;
+void
+fleet_tell(host_run *h, const char *line)
+{
+    if (h->link && hvdrun_link_is_open(h->link) && !h->over)
+        hvdrun_link_send(h->link, line, strlen(line));
+}
 
 /* Sends a control line to every agent that runs. */
 static void
@@ -72,8 +38,8 @@ tell_all(fleet *j, const char *line)
             hvdrun_link_send(j->h[i].link, line, strlen(line));
 }
 
-static void
-stop_all(fleet *j, const char *why)
+void
+fleet_stop_all(fleet *j, const char *why)
 {
     char line[700];
 
@@ -116,15 +82,22 @@ host_error(fleet *j, host_run *h, const char *step, const char *why)
  * other ranks take the grace to stop ends later than one whose ranks
  * exited on their own). */
 static void
-on_rank_failed(fleet *j, host_run *h)
+on_rank_failed(fleet *j, host_run *h, const char *what)
 {
     char why[600];
+    int rank = -1, code = 1;
 
     if (!j->go_sent || j->stopping || j->failed >= 0)
         return;
+    if (j->el.on) { /* "RANK CODE": the job may go on without h */
+        if (sscanf(what, "%d %d", &rank, &code) != 2)
+            rank = -1;
+        fleet_elastic_host_failed(j, h, rank, code);
+        return;
+    }
     j->failed = (int)(h - j->h);
     snprintf(why, sizeof(why), "a rank on %s failed", h->name);
-    stop_all(j, why);
+    fleet_stop_all(j, why);
 }
 
 static void
@@ -138,7 +111,7 @@ on_control(fleet *j, host_run *h, char *msg)
             fprintf(stderr, "hvdrun: %s: agent ready, network %s (%s)\n",
                     h->name, h->iface, h->addr);
     } else if (strncmp(msg, "failed ", 7) == 0) {
-        on_rank_failed(j, h);
+        on_rank_failed(j, h, msg + 7);
     } else if (strncmp(msg, "error ", 6) == 0) {
         char *colon = strstr(msg + 6, ": ");
         /* "HOST: step: reason": the agent names its step */
@@ -342,11 +315,15 @@ on_agent_end(fleet *j, host_run *h)
         }
         return;
     }
+    if (j->el.on && code != 0 && !h->out) /* ended before it said why */
+        fleet_elastic_host_failed(j, h, -1, code);
+    if (j->el.on)
+        return;
     if (code != 0 && !j->stopping && j->failed < 0) {
         char why[600];
         j->failed = (int)(h - j->h);
         snprintf(why, sizeof(why), "a rank on %s failed", h->name);
-        stop_all(j, why);
+        fleet_stop_all(j, why);
     }
 }
 
@@ -408,7 +385,7 @@ on_signals(fleet *j)
                 strsignal(sig), j->n);
         if (!j->go_sent)
             j->start_failed = 1;
-        stop_all(j, "interrupted");
+        fleet_stop_all(j, "interrupted");
     }
 }
 
@@ -430,7 +407,7 @@ on_events(fleet *j)
             return;
         snprintf(j->aborted, sizeof(j->aborted), "%.500s", buf + 6);
     }
-    stop_all(j, j->aborted);
+    fleet_stop_all(j, j->aborted);
 }
 
 static int
@@ -533,6 +510,7 @@ loop(fleet *j)
         out_sink_flush(&j->sinks[0]);
         out_sink_flush(&j->sinks[1]);
         check_deadlines(j);
+        fleet_elastic_check(j);
     }
     for (int i = 0; i < j->n; i++)
         for (int k = 0; k < 2; k++)
@@ -573,6 +551,8 @@ report(fleet *j)
                 j->h[j->failed].name);
         return j->h[j->failed].code;
     }
+    if (j->el.gave_up_code) /* said why when it gave up */
+        return j->el.gave_up_code;
     if (j->aborted[0]) {
         fprintf(stderr, "hvdrun: job stopped: %s\n", j->aborted);
         return HVD_EXIT_RENDEZVOUS;
@@ -633,6 +613,7 @@ setup(fleet *j)
 static void
 release(fleet *j)
 {
+    fleet_elastic_release(j);
     for (int i = 0; i < j->n; i++) {
         hvdrun_link_free(j->h[i].link);
         free(j->h[i].lines[0].p);
@@ -669,6 +650,11 @@ fleet_run(const fleet_spec *spec)
     }
     for (int i = 0; i < j.n; i++)
         j.h[i].name = spec->s->hosts.hosts[i].name;
+    if (!spec->check_only && fleet_elastic_init(&j) != 0) {
+        fprintf(stderr, "hvdrun: cannot set up the job: out of memory\n");
+        release(&j);
+        return HVD_EXIT_LAUNCH;
+    }
     j.start_deadline =
         hvd_mono_now() +
         cfg_values_double(&spec->s->values, CFG_OPT_START_TIMEOUT, 30);

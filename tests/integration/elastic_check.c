@@ -7,10 +7,13 @@
  * allreduce of each round, "round K ended: CODE: DETAIL" when one fails,
  * and exits 0 once it has been right in LAST_ROUND; prints "removed" and
  * exits 0 when it is not in a new round; 1 on a wrong sum or an error; 2
- * after 60 s. */
+ * after 60 s. With ELASTIC_CHECK_DIE_HOST=H and ELASTIC_CHECK_DIE_STEP=N,
+ * local rank 0 of host H exits 3 at its Nth allreduce of round 0. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <collective.h>
 
@@ -64,6 +67,19 @@ next_round(coll_comm *c, int why)
     return 0;
 }
 
+/* 1 when this worker is the one asked to die at this step. */
+static int
+dies_now(coll_comm *c, int step)
+{
+    const char *host = getenv("ELASTIC_CHECK_DIE_HOST");
+    const char *at = getenv("ELASTIC_CHECK_DIE_STEP");
+    const char *mine = getenv("HOROVOD_HOSTNAME");
+
+    return host && at && mine && strcmp(host, mine) == 0 &&
+           coll_local_rank(c) == 0 && coll_round(c) == 0 &&
+           step == (int)strtol(at, NULL, 10);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -77,8 +93,13 @@ main(int argc, char **argv)
                 coll_last_error(NULL));
         return 1;
     }
-    while (time(NULL) < until) {
+    for (int steps = 0; time(NULL) < until; steps++) {
         int changed = 0;
+        if (dies_now(c, steps)) {
+            printf("rank %d: dying at step %d\n", coll_rank(c), steps);
+            fflush(stdout);
+            _exit(3);
+        }
         if ((r = step(c)) == 1) {
             fprintf(stderr, "rank %d: wrong sum in round %d\n", coll_rank(c),
                     coll_round(c));

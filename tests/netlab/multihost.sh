@@ -4,48 +4,12 @@
 # failing remote rank, SIGINT and SIGKILL of hvdrun, and every SSH failure
 # reported before any worker starts. Needs root; skips (77) without it.
 . "$(dirname "$0")/../integration/lib.sh"
-NETLAB="$(dirname "$0")/netlab.sh"
 CHECK=${COLL_CHECK:?set COLL_CHECK to the coll_check program}
 SPEW=${SPEW:?set SPEW to the spew test program}
 SRC=${SRC:?set SRC to the source folder}
 
-if [ "$(id -u)" -ne 0 ]; then
-    echo "skip: network namespaces need root"
-    exit 77
-fi
-if ! ip netns add "hvdprobe$$" 2>/dev/null; then
-    echo "skip: cannot create network namespaces here"
-    exit 77
-fi
-ip netns del "hvdprobe$$"
-[ -x /usr/sbin/sshd ] || { echo "skip: no sshd (openssh-server)"; exit 77; }
-
-LABDIR=$TMP/lab
-mkdir -p "$LABDIR"
-trap 'bash "$NETLAB" down "$LABDIR"; [ -n "${SSH_AGENT_PID:-}" ] && kill "$SSH_AGENT_PID"; cleanup' EXIT
-bash "$NETLAB" up "$LABDIR" 3 || { echo "not ok - netlab up"; exit 1; }
-. "$LABDIR/env"
-read -r -a ADDR <<<"$LAB_ADDRS"
-export HOME=$LABDIR/home
+. "$(dirname "$0")/lab.sh"
 H="${ADDR[0]}:2,${ADDR[1]}:2,${ADDR[2]}:2"
-WORK=$TMP/work
-mkdir -p "$WORK"
-cd "$WORK" || exit 1
-
-# Processes left in the lab's namespaces other than each listening sshd.
-lab_leftovers() {
-    local i n=0 ns pid keep
-    for ((i = 1; i <= LAB_HOSTS; i++)); do
-        ns=${LAB}h$i
-        keep=$(cat "$LABDIR/sshd$i.pid" 2>/dev/null)
-        for pid in $(ip netns pids "$ns" 2>/dev/null); do
-            [ "$pid" = "$keep" ] || n=$((n + 1))
-        done
-    done
-    echo "$n"
-}
-lab_clean() { [ "$(lab_leftovers)" -eq 0 ]; }
-lab_clean_within() { within "$1" lab_clean; } # SECONDS
 
 # start_job HVDRUN-ARGS...: a 6-rank job in the background whose ranks say
 # "up" and sleep (or run $WORKER); $pid is hvdrun's (not under timeout(1):

@@ -35,7 +35,7 @@ from .mpi_ops import (HorovodInternalError, Max, _check, _comm, _State,
                       allreduce, rank)
 
 __all__ = ["run", "State", "ObjectState", "TorchState",
-           "HostsUpdatedInterrupt", "HorovodInternalError"]
+           "HostsUpdatedInterrupt", "HorovodInternalError", "current_round"]
 
 _COLL_EREMOVED = -9
 
@@ -187,6 +187,12 @@ class TorchState(ObjectState):
             if name in self._handlers:
                 self._handlers[name].sync()
         super().sync()
+
+
+def current_round():
+    """The job's round this worker is in (0: the first); ours, not
+    Horovod's."""
+    return lib.coll_round(_comm())
 
 
 def _reset():

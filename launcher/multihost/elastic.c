@@ -1,0 +1,165 @@
+/* Elastic jobs (--min-np, --max-np): when a rank fails, its host leaves
+ * the job (its agent stops its other workers) and, while --min-np ranks
+ * are left, the others go on in hvdd's next round (POST /v1/round: the
+ * hosts that go on in their order, so that rank 0 stays with the oldest
+ * host, each cut to the workers that registered, every one of them
+ * kept). The workers find the round themselves: their collective with
+ * the dead rank fails and coll_reset rejoins. Fewer than --min-np: the
+ * job waits --elastic-timeout, then fails with the last failure's code. */
+#include <jansson.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "fleet_state.h"
+#include "hvd_clock.h"
+#include "hvd_exit.h"
+
+int
+fleet_elastic_init(fleet *j)
+{
+    fleet_elastic *e = &j->el;
+    const char *addr = j->spec->rendezvous_addr;
+
+    e->on = settings_elastic(j->s);
+    if (!e->on)
+        return 0;
+    e->min_np = cfg_values_long(&j->s->values, CFG_OPT_MIN_NP, j->s->plan.size);
+    e->max_np = cfg_values_long(&j->s->values, CFG_OPT_MAX_NP, 0);
+    e->reset_limit = cfg_values_long(&j->s->values, CFG_OPT_RESET_LIMIT, -1);
+    e->timeout = cfg_values_double(&j->s->values, CFG_OPT_ELASTIC_TIMEOUT, 600);
+    for (int r = 0; r < j->s->plan.size; r++)
+        j->h[j->s->plan.slots[r].host].ranks++;
+    if (addr == NULL || strcmp(addr, "0.0.0.0") == 0 || strcmp(addr, "::") == 0)
+        addr = "127.0.0.1"; /* hvdd listens on every address */
+    e->hvdd =
+        hvdd_client_new(addr, j->spec->rendezvous_port, j->spec->token, 5.0);
+    return e->hvdd ? 0 : -1;
+}
+
+void
+fleet_elastic_release(fleet *j)
+{
+    hvdd_client_free(j->el.hvdd);
+    j->el.hvdd = NULL;
+}
+
+/* The hosts that go on, "a:2,c:2" in their order, at most max_np ranks;
+ * their names "a,c" into names; returns the ranks. */
+static int
+remaining(const fleet *j, char *spec, size_t size, char *names, size_t nsize)
+{
+    size_t at = 0, nat = 0;
+    int total = 0;
+
+    spec[0] = names[0] = '\0';
+    for (int i = 0; i < j->n; i++) {
+        const host_run *h = &j->h[i];
+        int n = h->ranks;
+        if (h->out || h->over || n == 0)
+            continue;
+        if (j->el.max_np > 0 && total + n > j->el.max_np)
+            n = (int)j->el.max_np - total;
+        if (n <= 0)
+            break;
+        total += n;
+        if (at < size)
+            at += (size_t)snprintf(spec + at, size - at, "%s%s:%d",
+                                   at ? "," : "", h->name, n);
+        if (nat < nsize)
+            nat += (size_t)snprintf(names + nat, nsize - nat, "%s%s",
+                                    nat ? "," : "", h->name);
+    }
+    return total;
+}
+
+static void
+give_up(fleet *j, const char *why)
+{
+    fprintf(stderr, "hvdrun: %s\n", why);
+    j->el.gave_up_code = j->el.last_code ? j->el.last_code : HVD_EXIT_LAUNCH;
+    fleet_stop_all(j, why);
+}
+
+/* hvdd's next round; returns its size, or -1 (said why). */
+static int
+start_round(fleet *j, const char *spec)
+{
+    json_t *answer = NULL;
+    json_t *body =
+        json_pack("{ss ss sb}", "hosts", spec, "keep", "registered", "trim", 1);
+    int r = hvdd_client_post(j->el.hvdd, "round", body, 10000, &answer), size;
+    char why[700];
+
+    if (r != 0) {
+        snprintf(why, sizeof(why), "cannot start the next round in hvdd: %s",
+                 hvdd_client_error(j->el.hvdd));
+        give_up(j, why);
+        return -1;
+    }
+    size = (int)json_integer_value(json_object_get(answer, "size"));
+    json_decref(answer);
+    return size;
+}
+
+void
+fleet_elastic_host_failed(fleet *j, host_run *h, int rank, int code)
+{
+    fleet_elastic *e = &j->el;
+    char spec[4096], names[4096], why[700], failure[160];
+    int left, size;
+
+    if (h->out || j->stopping)
+        return;
+    h->out = 1;
+    e->last_code = code;
+    fleet_tell(h, "abort a rank of this host failed\n");
+    if (rank >= 0)
+        snprintf(failure, sizeof(failure), "rank %d exit %d", rank, code);
+    else
+        snprintf(failure, sizeof(failure), "its agent exit %d", code);
+    left = remaining(j, spec, sizeof(spec), names, sizeof(names));
+    if (left == 0) {
+        snprintf(why, sizeof(why), "host %.200s failed (%s); no host is left",
+                 h->name, failure);
+        give_up(j, why);
+        return;
+    }
+    if (e->reset_limit >= 0 && ++e->resets > e->reset_limit) {
+        snprintf(why, sizeof(why),
+                 "host %.200s failed (%s): --reset-limit %ld reached", h->name,
+                 failure, e->reset_limit);
+        give_up(j, why);
+        return;
+    }
+    if (left < e->min_np) {
+        if (e->short_since == 0)
+            e->short_since = hvd_mono_now();
+        fprintf(stderr,
+                "hvdrun: host %s failed (%s); %d ranks left on %s, fewer than "
+                "--min-np %ld: waiting up to %g s (--elastic-timeout)\n",
+                h->name, failure, left, names, e->min_np, e->timeout);
+        return;
+    }
+    if ((size = start_round(j, spec)) < 0)
+        return;
+    fprintf(stderr,
+            "hvdrun: host %s failed (%s); continuing with %d ranks on %s\n",
+            h->name, failure, size, names);
+}
+
+void
+fleet_elastic_check(fleet *j)
+{
+    fleet_elastic *e = &j->el;
+    char spec[4096], names[4096], why[700];
+
+    if (!e->on || e->short_since == 0 || j->stopping ||
+        hvd_mono_now() - e->short_since < e->timeout)
+        return;
+    remaining(j, spec, sizeof(spec), names, sizeof(names));
+    snprintf(why, sizeof(why),
+             "fewer than --min-np %ld ranks for %g s (--elastic-timeout): "
+             "only %.400s left",
+             e->min_np, e->timeout, names[0] ? names : "no host");
+    give_up(j, why);
+}
