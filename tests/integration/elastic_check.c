@@ -8,7 +8,10 @@
  * and exits 0 once it has been right in LAST_ROUND; prints "removed" and
  * exits 0 when it is not in a new round; 1 on a wrong sum or an error; 2
  * after 60 s. With ELASTIC_CHECK_DIE_HOST=H and ELASTIC_CHECK_DIE_STEP=N,
- * local rank 0 of host H exits 3 at its Nth allreduce of round 0. */
+ * local rank 0 of host H exits 3 at its Nth allreduce of round 0. With
+ * ELASTIC_CHECK_STAMP=1 the "right" lines end with " at T" (the wall
+ * clock, seconds), and a job started again (TORCHELASTIC_RESTART_COUNT
+ * >= 1) is done at its first right allreduce: tests/bench/elastic. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,6 +70,27 @@ next_round(coll_comm *c, int why)
     return 0;
 }
 
+/* Ends a "right" line, with the wall clock when asked. */
+static void
+stamp(void)
+{
+    const char *on = getenv("ELASTIC_CHECK_STAMP");
+    struct timespec t;
+
+    if (on && strcmp(on, "1") == 0 && clock_gettime(CLOCK_REALTIME, &t) == 0)
+        printf(" at %ld.%06ld", (long)t.tv_sec, t.tv_nsec / 1000);
+    putchar('\n');
+}
+
+/* 1 in a job that --max-restarts started again. */
+static int
+restarted(void)
+{
+    const char *n = getenv("TORCHELASTIC_RESTART_COUNT");
+
+    return n && strtol(n, NULL, 10) >= 1;
+}
+
 /* 1 when this worker is the one asked to die at this step. */
 static int
 dies_now(coll_comm *c, int step)
@@ -107,11 +131,12 @@ main(int argc, char **argv)
         }
         if (r == 0 && shown != coll_round(c)) {
             shown = coll_round(c);
-            printf("rank %d of %d in round %d (fresh %d): right\n",
-                   coll_rank(c), coll_size(c), shown, coll_round_fresh(c));
+            printf("rank %d of %d in round %d (fresh %d): right", coll_rank(c),
+                   coll_size(c), shown, coll_round_fresh(c));
+            stamp();
             fflush(stdout);
         }
-        if (r == 0 && shown == last)
+        if (r == 0 && (shown == last || restarted()))
             break;
         if (r == 0 && (r = coll_round_changed(c, &changed)) != 0)
             break;
