@@ -66,6 +66,31 @@ stale_round(const hvdd_state *st, hvdd_response *rs, json_t *b)
     return 1;
 }
 
+/* With "trim" and "min": N, a round of fewer than N ranks (hosts, the
+ * trimmed spec: one per worker that goes on) is not started: 200
+ * {"started": false, "workers": K}, and nothing changes. */
+static int
+too_few(const hvdd_state *st, hvdd_response *rs, json_t *b, const char *hosts)
+{
+    long least = int_member(b, "min", 0);
+    cfg_hostlist hl;
+    cfg_err e;
+    long k = 0;
+
+    if (least <= 0)
+        return 0;
+    cfg_hostlist_init(&hl);
+    if (cfg_hostspec_parse(hosts, &hl, &e) == 0)
+        k = cfg_hostlist_slots(&hl);
+    cfg_hostlist_release(&hl);
+    if (k >= least)
+        return 0;
+    hvdd_reply_json(rs, 200,
+                    json_pack("{sb si si}", "started", 0, "workers", (int)k,
+                              "round", st->roster.round));
+    return 1;
+}
+
 /* POST /v1/round (the launcher): {"hosts": "a:2,c:2", "keep": [{"host":
  * H, "pid": P}, ...] or "registered"} starts the next round; the answer
  * is the round and who has each rank (pid 0: a new worker's). */
@@ -106,7 +131,7 @@ do_round(hvdd_state *st, hvdd_response *rs, json_t *b)
             hvdd_reply_text(rs, 409, "round: bad hosts '%s'", hosts);
             return;
         }
-        if (trimmed[0] == '\0') {
+        if (trimmed[0] == '\0' && int_member(b, "min", 0) <= 0) {
             free(sv);
             hvdd_reply_text(
                 rs, 409, "round: no worker of hosts '%s' is registered", hosts);
@@ -122,6 +147,10 @@ do_round(hvdd_state *st, hvdd_response *rs, json_t *b)
             return;
         }
         n = (size_t)count;
+    }
+    if (hosts == trimmed && too_few(st, rs, b, hosts)) {
+        free(sv);
+        return;
     }
     r = hvdd_roster_new_round(&st->roster, hosts, sv, (int)n, &st->kv, err,
                               sizeof(err));
@@ -142,8 +171,9 @@ do_round(hvdd_state *st, hvdd_response *rs, json_t *b)
      * are gone) answered now, not at their timeout */
     snprintf(rs->notify, sizeof(rs->notify), "*");
     hvdd_reply_json(rs, 200,
-                    json_pack("{si si so*}", "round", st->roster.round, "size",
-                              st->roster.size, "ranks", ranks));
+                    json_pack("{sb si si so*}", "started", 1, "round",
+                              st->roster.round, "size", st->roster.size,
+                              "ranks", ranks));
 }
 
 /* POST /v1/rejoin (a worker of the last round): {"host", "pid", "after",

@@ -144,6 +144,14 @@ hvdd_roster_new_round(hvdd_roster *j, const char *hosts_spec,
     return hvdd_roster_reset_round_state(j, kv, err, errlen);
 }
 
+/* A worker of this round that runs: registered, or kept from the last
+ * round and not registered again yet (it may be about to rejoin). */
+static int
+running(const rank_info *ri)
+{
+    return ri->state == RANK_REGISTERED || ri->state == RANK_KEPT;
+}
+
 int
 hvdd_roster_trim_spec(const hvdd_roster *j, const char *spec, char *out,
                       size_t size)
@@ -161,8 +169,7 @@ hvdd_roster_trim_spec(const hvdd_roster *j, const char *spec, char *out,
     for (size_t i = 0; i < want.count; i++) {
         int h = hvdd_roster_host_index(j, want.hosts[i].name), n = 0;
         for (int r = 0; h >= 0 && r < j->size; r++)
-            n += j->plan.slots[r].host == h &&
-                 j->ranks[r].state == RANK_REGISTERED;
+            n += j->plan.slots[r].host == h && running(&j->ranks[r]);
         n = n < want.hosts[i].slots ? n : want.hosts[i].slots;
         if (n > 0 && at < size)
             at += (size_t)snprintf(out + at, size - at, "%s%s:%d",
@@ -179,7 +186,7 @@ hvdd_roster_registered(const hvdd_roster *j, int *n)
 
     *n = 0;
     for (int r = 0; sv && j->has_plan && r < j->size; r++)
-        if (j->ranks[r].state == RANK_REGISTERED)
+        if (running(&j->ranks[r]))
             sv[(*n)++] = (hvdd_survivor){
                 j->hosts.hosts[j->plan.slots[r].host].name, j->ranks[r].pid};
     return sv;

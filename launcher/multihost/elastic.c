@@ -76,17 +76,25 @@ static void
 give_up(fleet *j, const char *why)
 {
     fprintf(stderr, "hvdrun: %s\n", why);
-    j->el.gave_up_code = j->el.last_code ? j->el.last_code : HVD_EXIT_LAUNCH;
+    j->el.gave_up_code = fleet_elastic_code(j);
     fleet_stop_all(j, why);
 }
 
-/* hvdd's next round; returns its size, or -1 (said why). */
+int
+fleet_elastic_code(const fleet *j)
+{
+    return j->el.first_code ? j->el.first_code : HVD_EXIT_LAUNCH;
+}
+
+/* hvdd's next round, if at least --min-np workers go on; returns its
+ * size, 0 when too few go on (*workers: how many), -1 (said why). */
 static int
-start_round(fleet *j, const char *spec)
+start_round(fleet *j, const char *spec, int *workers)
 {
     json_t *answer = NULL;
     json_t *body =
-        json_pack("{ss ss sb}", "hosts", spec, "keep", "registered", "trim", 1);
+        json_pack("{ss ss sb sI}", "hosts", spec, "keep", "registered", "trim",
+                  1, "min", (json_int_t)j->el.min_np);
     int r = hvdd_client_post(j->el.hvdd, "round", body, 10000, &answer), size;
     char why[700];
 
@@ -96,9 +104,25 @@ start_round(fleet *j, const char *spec)
         give_up(j, why);
         return -1;
     }
-    size = (int)json_integer_value(json_object_get(answer, "size"));
+    size = json_is_true(json_object_get(answer, "started"))
+               ? (int)json_integer_value(json_object_get(answer, "size"))
+               : 0;
+    *workers = (int)json_integer_value(json_object_get(answer, "workers"));
     json_decref(answer);
     return size;
+}
+
+/* Fewer than --min-np: the job waits (the timer is fleet_elastic_check). */
+static void
+wait_for_ranks(fleet *j, const char *host, const char *failure, int left,
+               const char *names)
+{
+    if (j->el.short_since == 0)
+        j->el.short_since = hvd_mono_now();
+    fprintf(stderr,
+            "hvdrun: host %s failed (%s); %d ranks left on %s, fewer than "
+            "--min-np %ld: waiting up to %g s (--elastic-timeout)\n",
+            host, failure, left, names, j->el.min_np, j->el.timeout);
 }
 
 void
@@ -106,12 +130,17 @@ fleet_elastic_host_failed(fleet *j, host_run *h, int rank, int code)
 {
     fleet_elastic *e = &j->el;
     char spec[4096], names[4096], why[700], failure[160];
-    int left, size;
+    int left, size, workers = 0;
 
     if (h->out || j->stopping)
         return;
     h->out = 1;
-    e->last_code = code;
+    /* its agent gets the kill grace to stop its workers, then is dropped */
+    h->out_deadline = hvd_mono_now() +
+                      cfg_values_double(&j->s->values, CFG_OPT_KILL_GRACE, 3) +
+                      5;
+    if (e->first_code == 0)
+        e->first_code = code;
     fleet_tell(h, "abort a rank of this host failed\n");
     if (rank >= 0)
         snprintf(failure, sizeof(failure), "rank %d exit %d", rank, code);
@@ -132,16 +161,15 @@ fleet_elastic_host_failed(fleet *j, host_run *h, int rank, int code)
         return;
     }
     if (left < e->min_np) {
-        if (e->short_since == 0)
-            e->short_since = hvd_mono_now();
-        fprintf(stderr,
-                "hvdrun: host %s failed (%s); %d ranks left on %s, fewer than "
-                "--min-np %ld: waiting up to %g s (--elastic-timeout)\n",
-                h->name, failure, left, names, e->min_np, e->timeout);
+        wait_for_ranks(j, h->name, failure, left, names);
         return;
     }
-    if ((size = start_round(j, spec)) < 0)
+    if ((size = start_round(j, spec, &workers)) < 0)
         return;
+    if (size == 0) { /* fewer of them run than their slots */
+        wait_for_ranks(j, h->name, failure, workers, names);
+        return;
+    }
     fprintf(stderr,
             "hvdrun: host %s failed (%s); continuing with %d ranks on %s\n",
             h->name, failure, size, names);

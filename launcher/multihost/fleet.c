@@ -475,6 +475,15 @@ check_deadlines(fleet *j)
                 j->h[i].over = 1;
             }
     }
+    for (int i = 0; i < j->n; i++) /* elastic: a host out that hangs */
+        if (j->h[i].out && !j->h[i].over && t > j->h[i].out_deadline) {
+            /* (said, not the job's failure: the job went on without it) */
+            fprintf(stderr,
+                    "hvdrun: %s: its agent did not finish after the host "
+                    "left the job: dropped\n",
+                    j->h[i].name);
+            drop(&j->h[i]);
+        }
     if (j->stopping && t > j->stop_deadline)
         for (int i = 0; i < j->n; i++)
             if (j->h[i].started && !j->h[i].over) {
@@ -553,6 +562,12 @@ report(fleet *j)
     }
     if (j->el.gave_up_code) /* said why when it gave up */
         return j->el.gave_up_code;
+    if (j->el.short_since) { /* everything ended while below --min-np */
+        fprintf(stderr,
+                "hvdrun: the job ended with fewer than --min-np %ld ranks\n",
+                j->el.min_np);
+        return fleet_elastic_code(j);
+    }
     if (j->aborted[0]) {
         fprintf(stderr, "hvdrun: job stopped: %s\n", j->aborted);
         return HVD_EXIT_RENDEZVOUS;

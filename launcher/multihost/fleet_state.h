@@ -20,14 +20,15 @@ typedef struct line_buf {
 
 typedef struct host_run {
     const char *name;
-    hvdrun_link *link; /* once started, until dropped */
-    int started;       /* connecting (SSH) or spawned (local) */
-    int remote;        /* started over SSH */
-    int code;          /* its agent's exit code, once it ended */
-    int ready;         /* "@hvd ready" came */
-    int over;          /* finished, or dropped */
-    int out;           /* elastic: failed, no longer in the job */
-    int ranks;         /* its ranks in the plan */
+    hvdrun_link *link;   /* once started, until dropped */
+    int started;         /* connecting (SSH) or spawned (local) */
+    int remote;          /* started over SSH */
+    int code;            /* its agent's exit code, once it ended */
+    int ready;           /* "@hvd ready" came */
+    int over;            /* finished, or dropped */
+    int out;             /* elastic: failed, no longer in the job */
+    double out_deadline; /* then: when its agent is dropped */
+    int ranks;           /* its ranks in the plan */
     char iface[64], addr[64];
     char error[900]; /* "step: reason" of its first failure */
     line_buf lines[2];
@@ -42,7 +43,7 @@ typedef struct fleet_elastic {
     int resets;         /* rounds started after failures */
     double short_since; /* fewer than min_np ranks since then, or 0 */
     int gave_up_code;   /* the job's code once it cannot go on, or 0 */
-    int last_code;      /* the last failed rank's code */
+    int first_code;     /* the first failed rank's code */
     hvdd_client *hvdd;
 } fleet_elastic;
 
@@ -81,5 +82,8 @@ int fleet_elastic_init(fleet *j);
 void fleet_elastic_release(fleet *j);
 void fleet_elastic_host_failed(fleet *j, host_run *h, int rank, int code);
 void fleet_elastic_check(fleet *j);
+/* The code an elastic job that cannot go on exits with: the first
+ * failed rank's. */
+int fleet_elastic_code(const fleet *j);
 
 #endif

@@ -162,8 +162,8 @@ COLL_API int coll_reducescatter(coll_comm *c, const void *send, void *recv,
                                 size_t count, coll_dtype dt, coll_op op);
 
 /* Elastic jobs (HOROVOD_ELASTIC=1: the launcher runs the job in rounds,
- * hvdd's POST /v1/round; hvdrun's own elastic mode is not built yet,
- * --max-restarts restarts whole jobs). After a
+ * hvdd's POST /v1/round; hvdrun --min-np starts one when a host fails).
+ * After a
  * failure (an operation returned COLL_ETRANSPORT, the comm is dead) or
  * when coll_round_changed says the job's hosts changed, every worker
  * calls coll_reset: it leaves its round (async requests still queued fail

@@ -39,26 +39,31 @@ comm_elastic_read_env(coll_comm *c)
     return 0;
 }
 
-/* How long a worker waits for the next round (Horovod's variable). */
+/* How long a worker waits for the next round (Horovod's variable, in
+ * seconds, fractions too); a little longer than the launcher, which
+ * gives up on --min-np at the same timeout and says why. */
 static long
 elastic_timeout_ms(void)
 {
-    int s = env_int("HOROVOD_ELASTIC_TIMEOUT", 600);
+    const char *v = getenv("HOROVOD_ELASTIC_TIMEOUT");
+    char *end;
+    double s = v && *v ? strtod(v, &end) : 600;
 
-    return (s > 0 ? s : 600) * 1000L;
+    if (v && *v && (*end || s < 0))
+        s = 600;
+    return (long)(s * 1000) + 5000;
 }
 
 /* Everything of the old round goes: the async thread (its requests fail),
- * the GPU communicator, both levels, the world transport, the
- * heartbeats. The client to hvdd stays. */
+ * the GPU communicator, both levels, the world transport. The client to
+ * hvdd stays, and the heartbeats until the next round starts: a worker
+ * waiting for it is not a lost one. */
 static void
 leave_round(coll_comm *c)
 {
     comm_fusion_stop(c);
     dev_comm_free(c->dev);
     c->dev = NULL;
-    comm_stop_heartbeat(c);
-    c->registered = 0;
     comm_hier_free(&c->hier);
     transport_free(c->world);
     c->world = NULL;
@@ -95,6 +100,8 @@ coll_reset(coll_comm *c)
     leave_round(c);
     r = hvdd_client_rejoin(c->client, host, (int)getpid(), c->round,
                            elastic_timeout_ms(), &id);
+    comm_stop_heartbeat(c); /* its beats name the old round now */
+    c->registered = 0;
     if (r == HVDD_EGONE) {
         c->dead = 1;
         return comm_fail(c, COLL_EREMOVED, "reset: %s",

@@ -683,6 +683,24 @@ START_TEST(round_keeps_the_registered)
     ck_assert(body_has("{\"host\":\"a\",\"pid\":100}]"));
     ck_assert_int_eq(rejoin("a", 100, 1, 0), 200);
     ck_assert(body_has("\"fresh\":false"));
+    /* round 2's three are kept, none registered again yet: they still
+     * count as running; "min" above them starts nothing */
+    ck_assert_int_eq(call("POST", "/v1/round", AUTH,
+                          "{\"hosts\":\"b:2,a:2\",\"keep\":\"registered\","
+                          "\"trim\":true,\"min\":4}",
+                          NULL, 1, 0),
+                     200);
+    ck_assert(body_has("\"started\":false"));
+    ck_assert(body_has("\"workers\":3"));
+    ck_assert(body_has("\"round\":2"));
+    /* b leaves: a's survivor goes on alone, though not registered again */
+    ck_assert_int_eq(call("POST", "/v1/round", AUTH,
+                          "{\"hosts\":\"a:2\",\"keep\":\"registered\","
+                          "\"trim\":true,\"min\":1}",
+                          NULL, 1, 0),
+                     200);
+    ck_assert(body_has("\"started\":true"));
+    ck_assert(body_has("\"ranks\":[{\"host\":\"a\",\"pid\":100}]"));
 }
 END_TEST
 

@@ -118,11 +118,12 @@ int hvdd_roster_check_heartbeats(hvdd_roster *j, double now);
 int hvdd_roster_new_round(hvdd_roster *j, const char *hosts_spec,
                           const hvdd_survivor *keep, int nkeep, kvstore *kv,
                           char *err, size_t errlen);
-/* Every registered worker of this round, in rank order (the caller frees
+/* Every running worker of this round (registered, or kept from the last
+ * and not registered again yet), in rank order (the caller frees
  * the array; the names are the roster's, which rounds keep): the
  * launcher's "keep" when it lets hvdd say who goes on. */
 hvdd_survivor *hvdd_roster_registered(const hvdd_roster *j, int *n);
-/* spec ("a:2,c:2") with each host's slots cut to its registered workers
+/* spec ("a:2,c:2") with each host's slots cut to its running workers
  * (hosts without one left out), into out: a round of the workers that
  * run, with no rank waiting for a new one. -1: a bad spec, or too long. */
 int hvdd_roster_trim_spec(const hvdd_roster *j, const char *spec, char *out,

@@ -80,8 +80,15 @@ class State:
         started a round after this one. Rank 0 asks hvdd and tells the
         others, so that all raise at the same step or none does."""
         changed = ctypes.c_int(0)
-        if self._rank() == 0:
-            _check(lib.coll_round_changed(_comm(), ctypes.byref(changed)))
+        if self._rank() == 0 and lib.coll_round_changed(
+                _comm(), ctypes.byref(changed)) != 0:
+            # hvdd did not answer: no change seen, not a failure of the
+            # ranks (which would make them all wait for a round nobody
+            # starts); the next commit asks again
+            print("collective: cannot ask hvdd for the job's round: %s" %
+                  lib.coll_last_error(_comm()).decode(errors="replace"),
+                  file=sys.stderr)
+            changed.value = 0
         if self._bcast_object(changed.value, root_rank=0):
             raise HostsUpdatedInterrupt(False)
 
@@ -224,22 +231,37 @@ def run(func):
 
     @functools.wraps(func)
     def wrapper(state, *args, **kwargs):
-        # the job's first round: every rank starts from rank 0's state; a
-        # worker started for a later round takes part in that round's
-        # decision like the others (it needs the state)
-        sync = lib.coll_round(_comm()) <= 0 or _needs_sync(True)
+        # the job's first round: every rank starts from rank 0's state, no
+        # question asked; in a later one, every rank asks the others
+        # (a worker started for it needs the state)
+        first = lib.coll_round(_comm()) <= 0
+        needs = True
         while True:
             try:
-                if sync:
+                if first or _needs_sync(needs):
                     state.sync()
+                first = False
                 return func(state, *args, **kwargs)
             except HorovodInternalError:
+                # also a failure of the agreement or of the sync: this
+                # round is over too, and the state is the last commit's
                 state.restore()
-                rolled_back = True
+                needs = True
             except HostsUpdatedInterrupt:
-                rolled_back = False
-            _reset()
-            sync = _needs_sync(rolled_back)
+                needs = False
+            first = False
+            _reset_again()
             state.on_reset()
 
     return wrapper
+
+
+def _reset_again(tries=3):
+    """_reset, again when joining the round failed (a newer round started
+    meanwhile, or a peer of the new one died before it connected)."""
+    for attempt in range(tries):
+        try:
+            return _reset()
+        except HorovodInternalError:
+            if attempt == tries - 1:
+                raise
