@@ -5,8 +5,9 @@ committed every few batches, so that the job goes on when a host fails.
     hvdrun --min-np 2 -np 6 -H a:2,b:2,c:2 python3 examples/pytorch_digits_elastic.py
 
 After a failure every rank goes back to the last commit, the job goes on
-with the ranks that are left (each round's data split among them), and
-the learning rate follows the number of ranks. Rank 0 prints one line per
+with the ranks that are left (ElasticSampler splits the rest of the
+epoch among them: no sample twice, none skipped), and the learning rate
+follows the number of ranks. Rank 0 prints one line per
 epoch and one per change of ranks; the script exits 1 if the test
 accuracy ends below --min-accuracy (0.97).
 """
@@ -25,28 +26,13 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from pytorch_digits import Net, data_sets, evaluate, hvd  # noqa: E402
 
 
-class Loaders:
-    """This round's shards of the train and test sets."""
-
-    def __init__(self, train_set, test_set, batch_size, seed):
-        self.sets, self.batch_size, self.seed = (train_set, test_set), \
-            batch_size, seed
-        self.make()
-
-    def make(self):
-        train_set, test_set = self.sets
-        self.sampler = DistributedSampler(train_set, num_replicas=hvd.size(),
-                                          rank=hvd.rank(), shuffle=True,
-                                          seed=self.seed)
-        test_sampler = DistributedSampler(test_set, num_replicas=hvd.size(),
-                                          rank=hvd.rank(), shuffle=False)
-        # DistributedSampler pads the test shards to equal length; drop it
-        test_sampler.total_size = len(test_set)
-        test_sampler.num_samples = len(range(hvd.rank(), len(test_set),
-                                             hvd.size()))
-        self.train = DataLoader(train_set, batch_size=self.batch_size,
-                                sampler=self.sampler)
-        self.test = DataLoader(test_set, batch_size=256, sampler=test_sampler)
+def test_loader(test_set):
+    """This round's shard of the test set (not padded)."""
+    sampler = DistributedSampler(test_set, num_replicas=hvd.size(),
+                                 rank=hvd.rank(), shuffle=False)
+    sampler.total_size = len(test_set)
+    sampler.num_samples = len(range(hvd.rank(), len(test_set), hvd.size()))
+    return DataLoader(test_set, batch_size=256, sampler=sampler)
 
 
 def learning_rate(args, epoch):
@@ -72,20 +58,26 @@ def main():
     torch.set_num_threads(1)  # the ranks of a host share its cores
     start = time.monotonic()
     train_set, test_set = data_sets()
-    loaders = Loaders(train_set, test_set, args.batch_size, args.seed)
+    # the rest of each epoch is split among the ranks of the round
+    sampler = hvd.elastic.ElasticSampler(train_set, shuffle=True,
+                                         seed=args.seed)
+    sampler.set_epoch(1)
+    train_loader = DataLoader(train_set, batch_size=args.batch_size,
+                              sampler=sampler)
+    loaders = {"test": test_loader(test_set)}
     model = Net()
     optimizer = hvd.DistributedOptimizer(
         torch.optim.Adam(model.parameters(), lr=args.lr * hvd.size()),
         named_parameters=model.named_parameters())
-    state = hvd.elastic.TorchState(model, optimizer, epoch=1, batch=0,
-                                   accuracy=0.0)
+    state = hvd.elastic.TorchState(model, optimizer, sampler=sampler,
+                                   epoch=1, accuracy=0.0)
 
     def on_reset():
-        loaders.make()
+        loaders["test"] = test_loader(test_set)
         if hvd.rank() == 0:
-            print("now %d ranks (round %d), from epoch %d batch %d" %
+            print("now %d ranks (round %d), from epoch %d sample %d" %
                   (hvd.size(), hvd.elastic.current_round(), state.epoch,
-                   state.batch), flush=True)
+                   sampler.processed_num), flush=True)
 
     state.register_reset_callbacks([on_reset])
 
@@ -93,25 +85,23 @@ def main():
     def train(state):
         while state.epoch <= args.epochs:
             model.train()
-            loaders.sampler.set_epoch(state.epoch)
             for group in optimizer.param_groups:
                 group["lr"] = learning_rate(args, state.epoch)
-            for i, (x, y) in enumerate(loaders.train):
-                if i < state.batch:  # done before the last reset
-                    continue
+            for i, (x, y) in enumerate(train_loader):
                 optimizer.zero_grad()
                 F.cross_entropy(model(x), y).backward()
                 optimizer.step()
-                state.batch = i + 1
-                if state.batch % args.commit_every == 0:
+                sampler.record_batch(i, args.batch_size)
+                if (i + 1) % args.commit_every == 0:
                     state.commit()
-            state.accuracy = evaluate(model, loaders.test)
+            state.accuracy = evaluate(model, loaders["test"])
             if hvd.rank() == 0:
                 print("epoch %2d/%d: test accuracy %.2f%% on %d ranks "
                       "(%.1f s)" % (state.epoch, args.epochs,
                                     100 * state.accuracy, hvd.size(),
                                     time.monotonic() - start), flush=True)
-            state.epoch, state.batch = state.epoch + 1, 0
+            state.epoch += 1
+            sampler.set_epoch(state.epoch)
             state.commit()
 
     train(state)

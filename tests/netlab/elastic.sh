@@ -73,7 +73,7 @@ if "$PY" -c 'import torch, sklearn' 2>/dev/null; then
     check "digits: it ended on 4 ranks, from a commit" \
         grep -q 'ending on 4 ranks' "$TMP/out"
     check "digits: rank 0 said the change (round 1, 4 ranks)" \
-        grep -q '<stdout>:now 4 ranks (round 1), from epoch [0-9]* batch [0-9]*$' "$TMP/out"
+        grep -q '<stdout>:now 4 ranks (round 1), from epoch [0-9]* sample [0-9]*$' "$TMP/out"
     grep 'now 4 ranks\|test accuracy .* ending' "$TMP/out" | sed 's/^/  /'
     [ "$FAIL" -eq 0 ] || grep -v 'epoch .*/30' "$TMP/out" | tail -n 20 | sed 's/^/  | /'
     check "digits: nothing left on any host" lab_clean_within 10

@@ -32,9 +32,9 @@ from collective._lib import lib
 from .functions import (broadcast_object, broadcast_optimizer_state,
                         broadcast_parameters)
 from .mpi_ops import (HorovodInternalError, Max, _check, _comm, _State,
-                      allreduce, rank)
+                      allreduce, rank, size)
 
-__all__ = ["run", "State", "ObjectState", "TorchState",
+__all__ = ["run", "State", "ObjectState", "TorchState", "ElasticSampler",
            "HostsUpdatedInterrupt", "HorovodInternalError", "current_round"]
 
 _COLL_EREMOVED = -9
@@ -130,6 +130,81 @@ class ObjectState(State):
             setattr(self, attr, copy.deepcopy(value))
 
 
+class ElasticSampler(torch.utils.data.Sampler):
+    """Horovod's: the epoch's shuffled order of the dataset, split among
+    this round's ranks, without the samples processed so far (counted by
+    record_batch): after a change of ranks the rest of the epoch is split
+    among the new ones, and no sample is seen twice or skipped."""
+
+    def __init__(self, dataset, shuffle=True, seed=0):
+        self.dataset, self.shuffle, self.seed = dataset, shuffle, seed
+        self.epoch = 0
+        self.processed_num = 0
+        self.reset()
+
+    def set_epoch(self, epoch):
+        self.epoch = epoch
+        self.processed_num = 0
+        self.reset()
+
+    def record_batch(self, batch_idx, batch_size):
+        """A batch of batch_size samples done on every rank."""
+        self.processed_num += batch_size * self.num_replicas
+
+    def record_indices(self, indices):
+        self.processed_num += len(indices) * self.num_replicas
+
+    def reset(self):
+        """Splits what is left of the epoch among this round's ranks."""
+        self.num_replicas, self.rank = size(), rank()
+        n = len(self.dataset)
+        if self.shuffle:
+            g = torch.Generator()
+            g.manual_seed(self.seed + self.epoch)
+            order = torch.randperm(n, generator=g).tolist()
+        else:
+            order = list(range(n))
+        left = order[min(self.processed_num, n):]
+        self.num_samples = -(-len(left) // self.num_replicas)
+        total = self.num_samples * self.num_replicas
+        left += left[:total - len(left)]  # padded, as DistributedSampler
+        self.indices = left[self.rank:total:self.num_replicas]
+
+    def __iter__(self):
+        return iter(self.indices)
+
+    def __len__(self):
+        return self.num_samples
+
+    def state_dict(self):
+        return {"epoch": self.epoch, "processed_num": self.processed_num}
+
+    def load_state_dict(self, state):
+        self.epoch = state["epoch"]
+        self.processed_num = state["processed_num"]
+        self.reset()
+
+
+class _SamplerHandler:
+    def __init__(self, sampler):
+        self.value = sampler
+        self.save()
+
+    def save(self):
+        self._saved = copy.deepcopy(self.value.state_dict())
+
+    def restore(self):
+        self.value.load_state_dict(self._saved)
+
+    def sync(self):
+        self.value.load_state_dict(broadcast_object(self.value.state_dict(),
+                                                    root_rank=0))
+
+    def set_value(self, value):
+        self.value = value
+        self.save()
+
+
 class _ModelHandler:
     def __init__(self, model):
         self.value = model
@@ -156,7 +231,8 @@ class _OptimizerHandler(_ModelHandler):
 
 class TorchState(ObjectState):
     """A model's and an optimizer's state (state_dict copies in memory at
-    each commit) and any picklable values (epoch=..., batch=...)."""
+    each commit), ElasticSamplers' (given by any name) and any picklable
+    values (epoch=..., batch=...)."""
 
     def __init__(self, model=None, optimizer=None, **kwargs):
         handlers = {}
@@ -164,6 +240,9 @@ class TorchState(ObjectState):
             handlers["model"] = _ModelHandler(model)
         if optimizer is not None:
             handlers["optimizer"] = _OptimizerHandler(optimizer)
+        for name in [k for k, v in kwargs.items()
+                     if isinstance(v, ElasticSampler)]:
+            handlers[name] = _SamplerHandler(kwargs.pop(name))
         object.__setattr__(self, "_handlers", handlers)
         for name, handler in handlers.items():
             object.__setattr__(self, name, handler.value)
@@ -193,7 +272,18 @@ class TorchState(ObjectState):
         for name in ("optimizer", "model"):
             if name in self._handlers:
                 self._handlers[name].sync()
+        for name, handler in self._handlers.items():
+            if name not in ("optimizer", "model"):
+                handler.sync()
         super().sync()
+
+    def on_reset(self):
+        # the samplers split the rest of the epoch among the new ranks,
+        # also when nothing was synced
+        for handler in self._handlers.values():
+            if isinstance(handler, _SamplerHandler):
+                handler.value.reset()
+        super().on_reset()
 
 
 def current_round():
