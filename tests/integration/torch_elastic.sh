@@ -16,6 +16,9 @@ PRE=()
 
 said_in() { grep -q "$2" "$TMP/w.$1"; }
 
+check "ElasticSampler: every sample once, also across a change of ranks" \
+    "${PRE[@]}" "$PY" "$(dirname "$0")/elastic_sampler_check.py"
+
 elastic_hvdd a:1,b:1,c:1
 worker a 0 3 0 "${PRE[@]}" "$PY" "$WORKER" "$MARK"
 worker b 1 3 0 "${PRE[@]}" "$PY" "$WORKER" "$MARK"
