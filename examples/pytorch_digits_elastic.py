@@ -23,7 +23,7 @@ from torch.utils.data import DataLoader
 from torch.utils.data.distributed import DistributedSampler
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from pytorch_digits import Net, data_sets, evaluate, hvd  # noqa: E402
+from pytorch_digits import Net, data_sets, evaluate, finish, hvd  # noqa
 
 
 def test_loader(test_set):
@@ -105,17 +105,12 @@ def main():
             state.commit()
 
     train(state)
-    accuracy, rank = state.accuracy, hvd.rank()
-    if rank == 0:
+    if hvd.rank() == 0:
         print("test accuracy %.2f%% on %d images after %d epochs, ending on "
-              "%d ranks, in %.1f s" % (100 * accuracy, len(test_set),
+              "%d ranks, in %.1f s" % (100 * state.accuracy, len(test_set),
                                        args.epochs, hvd.size(),
                                        time.monotonic() - start), flush=True)
-    hvd.shutdown()
-    if accuracy < args.min_accuracy and rank == 0:
-        print("test accuracy %.2f%% is below %.2f%%"
-              % (100 * accuracy, 100 * args.min_accuracy), file=sys.stderr)
-    sys.exit(1 if accuracy < args.min_accuracy else 0)
+    finish(state.accuracy, args.min_accuracy)
 
 
 if __name__ == "__main__":

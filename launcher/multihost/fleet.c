@@ -562,7 +562,8 @@ report(fleet *j)
     }
     if (j->el.gave_up_code) /* said why when it gave up */
         return j->el.gave_up_code;
-    if (j->el.short_since) { /* everything ended while below --min-np */
+    if (j->el.short_since && !j->interrupted && !j->aborted[0]) {
+        /* everything ended by itself while below --min-np */
         fprintf(stderr,
                 "hvdrun: the job ended with fewer than --min-np %ld ranks\n",
                 j->el.min_np);

@@ -75,6 +75,8 @@ int comm_join_world(coll_comm *c);
 int comm_elastic_read_env(coll_comm *c);
 /* Stops the heartbeats; comm_unregister also tells hvdd this rank ended. */
 void comm_stop_heartbeat(coll_comm *c);
+/* A variable's whole number > 0, else dflt. */
+long comm_env_long(const char *name, long dflt);
 /* The timeout (HOROVOD_GLOO_TIMEOUT_SECONDS), as coll_init read it. */
 int comm_timeout_ms(void);
 /* Stops the async thread, once every rank asks (coll_finalize). */

@@ -34,8 +34,8 @@ comm_fail(coll_comm *c, int code, const char *fmt, ...)
     return code;
 }
 
-static long
-env_long(const char *name, long dflt)
+long
+comm_env_long(const char *name, long dflt)
 {
     const char *v = getenv(name);
     char *end;
@@ -65,7 +65,7 @@ comm_prefix_restart(void)
 int
 comm_timeout_ms(void)
 {
-    return (int)(env_long("HOROVOD_GLOO_TIMEOUT_SECONDS", 30) * 1000);
+    return (int)(comm_env_long("HOROVOD_GLOO_TIMEOUT_SECONDS", 30) * 1000);
 }
 
 /* The most ranks alltoall(v) takes the TCP streams for, Gloo beyond:
@@ -73,7 +73,7 @@ comm_timeout_ms(void)
 static int
 mesh_ranks(void)
 {
-    return (int)env_long("COLL_MESH_RANKS", TRANSPORT_MESH_RANKS);
+    return (int)comm_env_long("COLL_MESH_RANKS", TRANSPORT_MESH_RANKS);
 }
 
 /* Spinning saves the sleep and wake-up in poll: 2 ranks on 2 CPUs, 8 B
@@ -97,7 +97,7 @@ hvdd_client *
 comm_new_client(void)
 {
     const char *addr = getenv("HOROVOD_GLOO_RENDEZVOUS_ADDR");
-    long port = env_long("HOROVOD_GLOO_RENDEZVOUS_PORT", 0);
+    long port = comm_env_long("HOROVOD_GLOO_RENDEZVOUS_PORT", 0);
 
     if (addr == NULL || port <= 0)
         return NULL;
@@ -136,7 +136,7 @@ comm_connect(coll_comm *c)
 {
     const char *addr = getenv("HOROVOD_GLOO_RENDEZVOUS_ADDR");
     const char *iface = getenv("HOROVOD_GLOO_IFACE");
-    long port = env_long("HOROVOD_GLOO_RENDEZVOUS_PORT", 0);
+    long port = comm_env_long("HOROVOD_GLOO_RENDEZVOUS_PORT", 0);
     int r = 0;
 
     if (transport_kind_from_env(&c->kind) != 0)
@@ -172,7 +172,7 @@ int
 comm_join_world(coll_comm *c)
 {
     const char *addr = getenv("HOROVOD_GLOO_RENDEZVOUS_ADDR");
-    long port = env_long("HOROVOD_GLOO_RENDEZVOUS_PORT", 0);
+    long port = comm_env_long("HOROVOD_GLOO_RENDEZVOUS_PORT", 0);
     int r = 0;
 
     comm_prefix(c, c->prefix, sizeof(c->prefix));

@@ -12,30 +12,13 @@
 #include "comm.h"
 #include "device.h"
 
-static int
-env_int(const char *name, int dflt)
-{
-    const char *v = getenv(name);
-    char *end;
-    long n;
-
-    if (v == NULL || *v == '\0')
-        return dflt;
-    n = strtol(v, &end, 10);
-    return *end || n < 0 || n > 1 << 30 ? -1 : (int)n;
-}
-
 int
 comm_elastic_read_env(coll_comm *c)
 {
     const char *on = getenv("HOROVOD_ELASTIC");
 
     c->elastic = on && strcmp(on, "1") == 0;
-    c->round = c->elastic ? env_int("HOROVOD_ELASTIC_ROUND", 0) : 0;
-    if (c->round < 0)
-        return comm_fail(c, COLL_EIDENTITY,
-                         "HOROVOD_ELASTIC_ROUND='%s' is not a round number",
-                         getenv("HOROVOD_ELASTIC_ROUND"));
+    c->round = c->elastic ? (int)comm_env_long("HOROVOD_ELASTIC_ROUND", 0) : 0;
     return 0;
 }
 

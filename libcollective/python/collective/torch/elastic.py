@@ -185,27 +185,9 @@ class ElasticSampler(torch.utils.data.Sampler):
         self.reset()
 
 
-class _SamplerHandler:
-    def __init__(self, sampler):
-        self.value = sampler
-        self.save()
-
-    def save(self):
-        self._saved = copy.deepcopy(self.value.state_dict())
-
-    def restore(self):
-        self.value.load_state_dict(self._saved)
-
-    def sync(self):
-        self.value.load_state_dict(broadcast_object(self.value.state_dict(),
-                                                    root_rank=0))
-
-    def set_value(self, value):
-        self.value = value
-        self.save()
-
-
 class _ModelHandler:
+    """What a commit keeps of an object with a state_dict: a copy."""
+
     def __init__(self, model):
         self.value = model
         self.save()
@@ -222,6 +204,14 @@ class _ModelHandler:
     def set_value(self, value):
         self.value = value
         self.save()
+
+
+class _SamplerHandler(_ModelHandler):
+    """An ElasticSampler's position (its state_dict), as a model's."""
+
+    def sync(self):
+        self.value.load_state_dict(broadcast_object(self.value.state_dict(),
+                                                    root_rank=0))
 
 
 class _OptimizerHandler(_ModelHandler):
