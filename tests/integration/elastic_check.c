@@ -108,6 +108,8 @@ int
 main(int argc, char **argv)
 {
     int last = argc > 1 ? (int)strtol(argv[1], NULL, 10) : 0, shown = -1, r = 0;
+    const char *on = getenv("HOROVOD_ELASTIC");
+    int elastic = on && strcmp(on, "1") == 0;
     time_t until = time(NULL) + 60;
     struct timespec pause = {0, 20 * 1000 * 1000};
     coll_comm *c;
@@ -138,7 +140,8 @@ main(int argc, char **argv)
         }
         if (r == 0 && (shown == last || restarted()))
             break;
-        if (r == 0 && (r = coll_round_changed(c, &changed)) != 0)
+        /* (a job that is not elastic loops until a failure stops it) */
+        if (r == 0 && elastic && (r = coll_round_changed(c, &changed)) != 0)
             break;
         if ((r != 0 || changed) && (r = next_round(c, r)) != 0)
             break;
