@@ -105,6 +105,13 @@ out_stream_init(out_stream *s, int rank, int is_stderr, int timestamps,
     s->file_fd = file_fd;
 }
 
+void
+out_stream_retag(out_stream *s, int rank, int is_stderr)
+{
+    snprintf(s->tag, sizeof(s->tag), "[%d]<%s>:", rank,
+             is_stderr ? "stderr" : "stdout");
+}
+
 static void
 keep_tail(out_stream *s, const char *p, size_t n)
 {

@@ -216,7 +216,24 @@ stop_for(run *r, const char *why)
     begin_stop(r);
 }
 
-/* hvdd's reports: "abort REASON" lines; EOF means hvdd is gone. */
+/* "PID RANK": an elastic round gave worker PID that rank; its output is
+ * tagged with it from now on. */
+static void
+retag(run *r, const char *what)
+{
+    int pid, rank;
+
+    if (sscanf(what, "%d %d", &pid, &rank) != 2)
+        return;
+    for (int i = 0; i < r->n; i++)
+        if (r->w[i].sp.pid == pid) {
+            out_stream_retag(&r->w[i].streams[0], rank, 0);
+            out_stream_retag(&r->w[i].streams[1], rank, 1);
+        }
+}
+
+/* hvdd's reports: "abort REASON" lines, "kill", and for an agent its
+ * launcher's "rank PID RANK"; EOF means the sender is gone. */
 static void
 on_events(run *r)
 {
@@ -238,6 +255,8 @@ on_events(run *r)
         *nl = '\0';
         if (strncmp(r->events, "abort ", 6) == 0)
             stop_for(r, r->events + 6);
+        else if (strncmp(r->events, "rank ", 5) == 0)
+            retag(r, r->events + 5);
         else if (strcmp(r->events, "kill") == 0)
             kill_now(r);
         r->events_len -= (size_t)(nl + 1 - r->events);

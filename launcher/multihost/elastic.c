@@ -86,6 +86,29 @@ fleet_elastic_code(const fleet *j)
     return j->el.first_code ? j->el.first_code : HVD_EXIT_LAUNCH;
 }
 
+/* Tells each host's agent the new rank of each of its workers (ranks:
+ * hvdd's [{"host", "pid"}] in rank order), so that their output is
+ * tagged with it. */
+static void
+retag_all(fleet *j, json_t *ranks)
+{
+    size_t k;
+    json_t *v;
+    char line[64];
+
+    json_array_foreach(ranks, k, v)
+    {
+        const char *host = json_string_value(json_object_get(v, "host"));
+        json_int_t pid = json_integer_value(json_object_get(v, "pid"));
+        for (int i = 0; host && pid > 0 && i < j->n; i++)
+            if (strcmp(j->h[i].name, host) == 0) {
+                snprintf(line, sizeof(line), "rank %lld %zu\n", (long long)pid,
+                         k);
+                fleet_tell(&j->h[i], line);
+            }
+    }
+}
+
 /* hvdd's next round, if at least --min-np workers go on; returns its
  * size, 0 when too few go on (*workers: how many), -1 (said why). */
 static int
@@ -107,6 +130,8 @@ start_round(fleet *j, const char *spec, int *workers)
     size = json_is_true(json_object_get(answer, "started"))
                ? (int)json_integer_value(json_object_get(answer, "size"))
                : 0;
+    if (size > 0)
+        retag_all(j, json_object_get(answer, "ranks"));
     *workers = (int)json_integer_value(json_object_get(answer, "workers"));
     json_decref(answer);
     return size;

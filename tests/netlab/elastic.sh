@@ -22,6 +22,9 @@ check "a host fails: 4 ranks right in round 1" \
     [ "$(grep -c 'of 4 in round 1 (fresh 0): right' "$TMP/out")" -eq 4 ]
 check "a host fails: its other rank is out of the job too" \
     [ "$(grep -c 'of 4 in round 1' "$TMP/out")" -eq 4 ]
+check "a host fails: host 3's workers, ranks 4 and 5 before, are tagged 2 and 3 now" \
+    [ "$(grep -c '^\[2\]<stdout>:rank 2 of 4 in round 1' "$TMP/out")" -eq 1 -a \
+    "$(grep -c '^\[3\]<stdout>:rank 3 of 4 in round 1' "$TMP/out")" -eq 1 ]
 check "a host fails: nothing left on any host" lab_clean_within 10
 [ "$RC" -eq 0 ] || tail -n 5 "$TMP/err" | sed 's/^/  | /'
 

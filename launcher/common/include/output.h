@@ -46,6 +46,9 @@ void out_stream_release(out_stream *s);
 void out_stream_last_lines(const out_stream *s, int lines, char *buf,
                            size_t size);
 
+/* Tags the stream's next lines with another rank (an elastic round
+ * renumbered its worker). */
+void out_stream_retag(out_stream *s, int rank, int is_stderr);
 /* Creates DIR/rank.<rank padded to the width of size-1>/ and opens its
  * `name` file for writing. Returns the fd or -1 with errno. */
 int out_open_rank_file(const char *dir, int rank, int size, const char *name);
