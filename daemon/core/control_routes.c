@@ -66,93 +66,94 @@ stale_round(const hvdd_state *st, hvdd_response *rs, json_t *b)
     return 1;
 }
 
-/* With "trim" and "min": N, a round of fewer than N ranks (hosts, the
- * trimmed spec: one per worker that goes on) is not started: 200
- * {"started": false, "workers": K}, and nothing changes. */
+/* With "trim" and "min": N, a round of fewer than N ranks (one per
+ * worker that goes on) is not started: 200 {"started": false,
+ * "workers": K}, and nothing changes. */
 static int
-too_few(const hvdd_state *st, hvdd_response *rs, json_t *b, const char *hosts)
+too_few(const hvdd_state *st, hvdd_response *rs, json_t *b, int ranks)
 {
     long least = int_member(b, "min", 0);
-    cfg_hostlist hl;
-    cfg_err e;
-    long k = 0;
 
-    if (least <= 0)
-        return 0;
-    cfg_hostlist_init(&hl);
-    if (cfg_hostspec_parse(hosts, &hl, &e) == 0)
-        k = cfg_hostlist_slots(&hl);
-    cfg_hostlist_release(&hl);
-    if (k >= least)
+    if (least <= 0 || ranks >= least)
         return 0;
     hvdd_reply_json(rs, 200,
-                    json_pack("{sb si si}", "started", 0, "workers", (int)k,
+                    json_pack("{sb si si}", "started", 0, "workers", ranks,
                               "round", st->roster.round));
     return 1;
 }
 
+/* Who goes on, from "keep": the launcher's list of {"host", "pid"}, or
+ * "registered" (every running worker, hvdd's own list). NULL after
+ * replying. */
+static hvdd_survivor *
+keep_list(const hvdd_state *st, hvdd_response *rs, json_t *keep, int *n,
+          int *registered)
+{
+    hvdd_survivor *sv;
+    json_t *v;
+    size_t i;
+
+    *registered = json_is_string(keep) &&
+                  strcmp(json_string_value(keep), "registered") == 0;
+    if (*registered)
+        sv = hvdd_roster_registered(&st->roster, n);
+    else if (keep && !json_is_array(keep))
+        sv = NULL;
+    else if ((sv = calloc(json_array_size(keep) + 1, sizeof(*sv))) != NULL)
+        json_array_foreach(keep, i, v)
+        {
+            sv[i].host = json_string_value(json_object_get(v, "host"));
+            sv[i].pid = (int)int_member(v, "pid", -1);
+            if (sv[i].host == NULL)
+                sv[i].pid = -1; /* not in the round */
+        }
+    if (!*registered)
+        *n = (int)json_array_size(keep);
+    if (sv == NULL && *registered)
+        hvdd_reply_text(rs, 500, "out of memory");
+    else if (sv == NULL)
+        hvdd_reply_text(rs, 400,
+                        "round needs \"hosts\" (a -H spec) and \"keep\" (a "
+                        "list of {\"host\", \"pid\"}, or \"registered\")");
+    return sv;
+}
+
 /* POST /v1/round (the launcher): {"hosts": "a:2,c:2", "keep": [{"host":
- * H, "pid": P}, ...] or "registered"} starts the next round; the answer
- * is the round and who has each rank (pid 0: a new worker's). */
+ * H, "pid": P}, ...] or "registered", "trim"?, "min"?} starts the next
+ * round; the answer is the round and who has each rank (pid 0: a new
+ * worker's). */
 static void
 do_round(hvdd_state *st, hvdd_response *rs, json_t *b)
 {
     const char *hosts = json_string_value(json_object_get(b, "hosts"));
-    json_t *keep = json_object_get(b, "keep"), *v, *ranks;
     hvdd_survivor *sv;
-    size_t n = keep ? json_array_size(keep) : 0, i;
+    json_t *ranks;
     char err[512] = "", trimmed[4096];
-    int r, registered = 0;
+    int r, n = 0, registered, trimmed_ranks = -1;
 
-    if (json_is_string(keep) &&
-        strcmp(json_string_value(keep), "registered") == 0) {
-        keep = NULL; /* every registered worker of the round's hosts */
-        n = 0;
-        registered = 1;
-    }
-    if (hosts == NULL || (keep && !json_is_array(keep)) ||
-        (sv = calloc(n ? n : 1, sizeof(*sv))) == NULL) {
-        hvdd_reply_text(rs, 400,
-                        "round needs \"hosts\" (a -H spec) and \"keep\" (a "
-                        "list of {\"host\", \"pid\"})");
+    if (hosts == NULL) {
+        hvdd_reply_text(rs, 400, "round needs \"hosts\" (a -H spec)");
         return;
     }
-    json_array_foreach(keep, i, v)
-    {
-        sv[i].host = json_string_value(json_object_get(v, "host"));
-        sv[i].pid = (int)int_member(v, "pid", -1);
-        if (sv[i].host == NULL)
-            sv[i].pid = -1; /* not in the round */
-    }
+    if ((sv = keep_list(st, rs, json_object_get(b, "keep"), &n, &registered)) ==
+        NULL)
+        return;
     if (registered && json_is_true(json_object_get(b, "trim"))) {
-        if (hvdd_roster_trim_spec(&st->roster, hosts, trimmed,
-                                  sizeof(trimmed)) != 0) {
-            free(sv);
+        trimmed_ranks =
+            hvdd_roster_trim_spec(&st->roster, hosts, trimmed, sizeof(trimmed));
+        if (trimmed_ranks < 0)
             hvdd_reply_text(rs, 409, "round: bad hosts '%s'", hosts);
-            return;
-        }
-        if (trimmed[0] == '\0' && int_member(b, "min", 0) <= 0) {
-            free(sv);
+        else if (trimmed_ranks == 0 && int_member(b, "min", 0) <= 0)
             hvdd_reply_text(
                 rs, 409, "round: no worker of hosts '%s' is registered", hosts);
+        else
+            hosts = trimmed;
+        if (hosts != trimmed || too_few(st, rs, b, trimmed_ranks)) {
+            free(sv);
             return;
         }
-        hosts = trimmed;
     }
-    if (registered) {
-        int count = 0;
-        free(sv);
-        if ((sv = hvdd_roster_registered(&st->roster, &count)) == NULL) {
-            hvdd_reply_text(rs, 500, "out of memory");
-            return;
-        }
-        n = (size_t)count;
-    }
-    if (hosts == trimmed && too_few(st, rs, b, hosts)) {
-        free(sv);
-        return;
-    }
-    r = hvdd_roster_new_round(&st->roster, hosts, sv, (int)n, &st->kv, err,
+    r = hvdd_roster_new_round(&st->roster, hosts, sv, n, &st->kv, err,
                               sizeof(err));
     free(sv);
     if (r != 0) {

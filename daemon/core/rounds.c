@@ -85,6 +85,14 @@ round_hosts_parse(const hvdd_roster *j, const char *spec, round_hosts *rh,
     return r;
 }
 
+/* A worker of this round that runs: registered, or kept from the last
+ * round and not registered again yet (it may be about to rejoin). */
+static int
+running(const rank_info *ri)
+{
+    return ri->state == RANK_REGISTERED || ri->state == RANK_KEPT;
+}
+
 /* The first rank of host h not yet given, or -1. */
 static int
 free_rank_on(const rank_info *ranks, const cfg_plan *plan, int h)
@@ -144,14 +152,6 @@ hvdd_roster_new_round(hvdd_roster *j, const char *hosts_spec,
     return hvdd_roster_reset_round_state(j, kv, err, errlen);
 }
 
-/* A worker of this round that runs: registered, or kept from the last
- * round and not registered again yet (it may be about to rejoin). */
-static int
-running(const rank_info *ri)
-{
-    return ri->state == RANK_REGISTERED || ri->state == RANK_KEPT;
-}
-
 int
 hvdd_roster_trim_spec(const hvdd_roster *j, const char *spec, char *out,
                       size_t size)
@@ -159,6 +159,7 @@ hvdd_roster_trim_spec(const hvdd_roster *j, const char *spec, char *out,
     cfg_hostlist want;
     cfg_err e;
     size_t at = 0;
+    int total = 0;
 
     cfg_hostlist_init(&want);
     if (cfg_hostspec_parse(spec, &want, &e) != 0) {
@@ -171,12 +172,13 @@ hvdd_roster_trim_spec(const hvdd_roster *j, const char *spec, char *out,
         for (int r = 0; h >= 0 && r < j->size; r++)
             n += j->plan.slots[r].host == h && running(&j->ranks[r]);
         n = n < want.hosts[i].slots ? n : want.hosts[i].slots;
+        total += n;
         if (n > 0 && at < size)
             at += (size_t)snprintf(out + at, size - at, "%s%s:%d",
                                    at ? "," : "", want.hosts[i].name, n);
     }
     cfg_hostlist_release(&want);
-    return at < size ? 0 : -1;
+    return at < size ? total : -1;
 }
 
 hvdd_survivor *
@@ -201,8 +203,7 @@ hvdd_roster_rejoin(const hvdd_roster *j, const char *host, int pid, int after)
         return -2;
     for (int r = 0; h >= 0 && r < j->size; r++)
         if (j->plan.slots[r].host == h && j->ranks[r].pid == pid &&
-            (j->ranks[r].state == RANK_KEPT ||
-             j->ranks[r].state == RANK_REGISTERED))
+            running(&j->ranks[r]))
             return r;
     return -1;
 }

@@ -161,9 +161,7 @@ fleet_elastic_host_failed(fleet *j, host_run *h, int rank, int code)
         return;
     h->out = 1;
     /* its agent gets the kill grace to stop its workers, then is dropped */
-    h->out_deadline = hvd_mono_now() +
-                      cfg_values_double(&j->s->values, CFG_OPT_KILL_GRACE, 3) +
-                      5;
+    h->out_deadline = fleet_stop_deadline(j);
     if (e->first_code == 0)
         e->first_code = code;
     fleet_tell(h, "abort a rank of this host failed\n");

@@ -22,6 +22,13 @@
 #include "output.h"
 #include "sibling.h"
 
+double
+fleet_stop_deadline(const fleet *j)
+{
+    return hvd_mono_now() +
+           cfg_values_double(&j->s->values, CFG_OPT_KILL_GRACE, 3) + 5;
+}
+
 void
 fleet_tell(host_run *h, const char *line)
 {
@@ -46,9 +53,7 @@ fleet_stop_all(fleet *j, const char *why)
     if (j->stopping)
         return;
     j->stopping = 1;
-    j->stop_deadline = hvd_mono_now() +
-                       cfg_values_double(&j->s->values, CFG_OPT_KILL_GRACE, 3) +
-                       5;
+    j->stop_deadline = fleet_stop_deadline(j);
     snprintf(line, sizeof(line), "abort %s\n", why);
     tell_all(j, line);
 }

@@ -72,7 +72,10 @@ void comm_prefix_restart(void);
  * with hvdd (coll_init and each elastic round). */
 int comm_join_world(coll_comm *c);
 /* HOROVOD_ELASTIC and HOROVOD_ELASTIC_ROUND (coll_init). */
-int comm_elastic_read_env(coll_comm *c);
+void comm_elastic_read_env(coll_comm *c);
+/* Stops the async thread and frees the GPU communicator and every
+ * transport (both levels, the world's); the client to hvdd stays. */
+void comm_close_transports(coll_comm *c);
 /* Stops the heartbeats; comm_unregister also tells hvdd this rank ended. */
 void comm_stop_heartbeat(coll_comm *c);
 /* A variable's whole number > 0, else dflt. */

@@ -137,7 +137,6 @@ comm_connect(coll_comm *c)
     const char *addr = getenv("HOROVOD_GLOO_RENDEZVOUS_ADDR");
     const char *iface = getenv("HOROVOD_GLOO_IFACE");
     long port = comm_env_long("HOROVOD_GLOO_RENDEZVOUS_PORT", 0);
-    int r = 0;
 
     if (transport_kind_from_env(&c->kind) != 0)
         return comm_fail(c, COLL_EINVAL,
@@ -149,8 +148,7 @@ comm_connect(coll_comm *c)
                          "host share memory) or 0",
                          getenv("COLL_SHM"));
     comm_hier_read_env(c);
-    if ((r = comm_elastic_read_env(c)) != 0)
-        return r;
+    comm_elastic_read_env(c);
     if (c->size == 1 && !c->elastic)
         return 0;
     if (addr == NULL || port <= 0)
@@ -196,15 +194,21 @@ comm_join_world(coll_comm *c)
 }
 
 void
-comm_disconnect(coll_comm *c)
+comm_close_transports(coll_comm *c)
 {
     comm_fusion_stop(c);
     dev_comm_free(c->dev);
     c->dev = NULL;
-    comm_unregister(c);
     comm_hier_free(&c->hier);
     transport_free(c->world);
-    hvdd_client_free(c->client);
     c->world = NULL;
+}
+
+void
+comm_disconnect(coll_comm *c)
+{
+    comm_close_transports(c);
+    comm_unregister(c);
+    hvdd_client_free(c->client);
     c->client = NULL;
 }

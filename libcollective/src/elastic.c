@@ -10,16 +10,14 @@
 
 #include "collective.h"
 #include "comm.h"
-#include "device.h"
 
-int
+void
 comm_elastic_read_env(coll_comm *c)
 {
     const char *on = getenv("HOROVOD_ELASTIC");
 
     c->elastic = on && strcmp(on, "1") == 0;
     c->round = c->elastic ? (int)comm_env_long("HOROVOD_ELASTIC_ROUND", 0) : 0;
-    return 0;
 }
 
 /* How long a worker waits for the next round (Horovod's variable, in
@@ -35,21 +33,6 @@ elastic_timeout_ms(void)
     if (v && *v && (*end || s < 0))
         s = 600;
     return (long)(s * 1000) + 5000;
-}
-
-/* Everything of the old round goes: the async thread (its requests fail),
- * the GPU communicator, both levels, the world transport. The client to
- * hvdd stays, and the heartbeats until the next round starts: a worker
- * waiting for it is not a lost one. */
-static void
-leave_round(coll_comm *c)
-{
-    comm_fusion_stop(c);
-    dev_comm_free(c->dev);
-    c->dev = NULL;
-    comm_hier_free(&c->hier);
-    transport_free(c->world);
-    c->world = NULL;
 }
 
 static void
@@ -80,7 +63,10 @@ coll_reset(coll_comm *c)
         return comm_fail(c, COLL_ENOTSUP,
                          "reset: not an elastic job (HOROVOD_ELASTIC=1 "
                          "and hvdd's rounds)");
-    leave_round(c);
+    /* the old round's transports go; the client to hvdd stays, and the
+     * heartbeats until the next round starts: a worker waiting for it is
+     * not a lost one */
+    comm_close_transports(c);
     r = hvdd_client_rejoin(c->client, host, (int)getpid(), c->round,
                            elastic_timeout_ms(), &id);
     comm_stop_heartbeat(c); /* its beats name the old round now */

@@ -46,7 +46,6 @@ lab_clean_within() { within "$1" lab_clean; } # SECONDS
 lab_workers() {
     local pid
     for pid in $(ip netns pids "${LAB}h$1" 2>/dev/null); do
-        tr '\0' '\n' <"/proc/$pid/environ" 2>/dev/null | grep -q '^HOROVOD_RANK=' &&
-            echo "$pid"
+        grep -qz '^HOROVOD_RANK=' "/proc/$pid/environ" 2>/dev/null && echo "$pid"
     done
 }
