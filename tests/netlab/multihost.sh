@@ -14,13 +14,17 @@ H="${ADDR[0]}:2,${ADDR[1]}:2,${ADDR[2]}:2"
 # start_job HVDRUN-ARGS...: a 6-rank job in the background whose ranks say
 # "up" and sleep (or run $WORKER); $pid is hvdrun's (not under timeout(1):
 # a signal must reach hvdrun itself). Returns once all are up, or after
-# 10 s.
+# 30 s (saying how many were).
 all_up() { [ "$(grep -c ':up$' "$TMP/out")" -eq 6 ]; }
 start_job() {
     "$HVDRUN" -H "$H" "$@" sh -c "${WORKER:-echo up; exec sleep 60} # $MARK" \
         >"$TMP/out" 2>"$TMP/err" &
     pid=$!
-    within 10 all_up
+    # (30 s: under CI's load three SSH starts took more than 10 once)
+    within 30 all_up && return 0
+    echo "  | $(grep -c ':up$' "$TMP/out") of 6 ranks up; hvdrun's last words:"
+    tail -5 "$TMP/err" | sed 's/^/  | /'
+    return 1
 }
 # end_job: waits (at most 20 s, then kills) for hvdrun; its status in $RC.
 job_over() { ! kill -0 "$pid" 2>/dev/null; }
