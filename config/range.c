@@ -1,5 +1,5 @@
-/* Host name ranges: "node[01-04]" and "10.0.0.2-10.0.0.9", as cluster
- * descriptions write them. */
+/* Host name ranges: "node[01-04]", "rack[0-1]_blade[0-3]" and
+ * "10.0.0.2-10.0.0.9", as cluster descriptions (and Slurm) write them. */
 #include <arpa/inet.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -68,6 +68,9 @@ expand_ipv4(const char *s, const cfg_host *tmpl, const char *where,
     }
 }
 
+static int expand_brackets(char *s, char *open, const cfg_host *tmpl,
+                           const char *where, cfg_hostlist *out, cfg_err *e);
+
 /* One "a-b" or "a" item of a bracket list, names built around it. */
 static int
 expand_item(const char *prefix, const char *item, const char *suffix,
@@ -90,8 +93,14 @@ expand_item(const char *prefix, const char *item, const char *suffix,
                         where, item);
     width = lo_s[0] == '0' ? (int)strlen(lo_s) : 0;
     for (i = lo; i <= hi && r == 0; i++) {
-        snprintf(name, sizeof(name), "%s%0*ld%s", prefix, width, i, suffix);
-        r = add_name(name, tmpl, where, out, e);
+        if (snprintf(name, sizeof(name), "%s%0*ld%s", prefix, width, i,
+                     suffix) >= (int)sizeof(name))
+            return cfg_fail(e, CFG_EINVAL, "%s: host name too long", where);
+        /* a further bracket ("rack[0-1]_blade[0-3]"): the first one
+         * varies slowest, as Slurm writes them */
+        r = strchr(name, '[')
+                ? expand_brackets(name, strchr(name, '['), tmpl, where, out, e)
+                : add_name(name, tmpl, where, out, e);
     }
     return r;
 }
@@ -103,8 +112,8 @@ expand_brackets(char *s, char *open, const cfg_host *tmpl, const char *where,
     char *close = strchr(open, ']'), *item, *next;
     int r = 0;
 
-    if (close == NULL || strchr(close, '['))
-        return cfg_fail(e, CFG_EINVAL, "%s: '%s' needs one '[a-b]' range",
+    if (close == NULL)
+        return cfg_fail(e, CFG_EINVAL, "%s: '%s' has a '[' without its ']'",
                         where, s);
     *open = '\0';
     *close = '\0';

@@ -15,6 +15,7 @@
 #include "rendezvous.h"
 #include "settings.h"
 #include "sibling.h"
+#include "srun_step.h"
 #include "worker_env.h"
 
 extern char **environ;
@@ -99,6 +100,48 @@ choose_network(const settings *s, worker_net *net, char *ifname, size_t ifsize,
     return 0;
 }
 
+/* --launcher local names this host only. */
+static int
+check_launcher(const settings *s)
+{
+    for (int h = 0; s->launcher == LAUNCH_LOCAL && h < s->plan.nhosts; h++)
+        if (!host_is_local(s->hosts.hosts[h].name)) {
+            fprintf(stderr,
+                    "hvdrun: --launcher local runs on this host only, not "
+                    "on '%s'\ntry 'hvdrun --help'\n",
+                    s->hosts.hosts[h].name);
+            return HVD_EXIT_USAGE;
+        }
+    return 0;
+}
+
+/* How the agents would start, for --dry-run. */
+static void
+print_launch(const settings *s, FILE *f)
+{
+    char *nodes[s->plan.nhosts > 0 ? s->plan.nhosts : 1], line[8192];
+    srun_step_spec spec = {
+        .nodes = nodes,
+        .n = (size_t)s->plan.nhosts,
+        .whole_allocation =
+            s->from_allocation && (size_t)s->plan.nhosts == s->hosts.count,
+        .hvdrun = "hvdrun",
+    };
+
+    if (all_hosts_local(s) && !settings_elastic(s))
+        return;
+    if (s->launcher != LAUNCH_SLURM) {
+        fprintf(f, "\nagents: over SSH, one per host\n");
+        return;
+    }
+    for (int i = 0; i < s->plan.nhosts; i++)
+        nodes[i] = s->hosts.hosts[i].name;
+    srun_step_describe(&spec, line, sizeof(line));
+    fprintf(f, "\nagents: one srun step%s: %s\n",
+            s->from_allocation ? ", hosts from the Slurm allocation" : "",
+            line);
+}
+
 static int
 dry_run(settings *s, const envlist *base, const worker_net *net)
 {
@@ -113,6 +156,7 @@ dry_run(settings *s, const envlist *base, const worker_net *net)
         return HVD_EXIT_USAGE;
     }
     print_plan(s, stdout);
+    print_launch(s, stdout);
     if (worker_env_rank(&env, base, &s->plan, &s->hosts, (int)rank, net))
         return HVD_EXIT_LAUNCH;
     printf("\nenvironment of rank %ld (besides the launcher's own):\n", rank);
@@ -305,7 +349,11 @@ main(int argc, char **argv)
 
     if (argc > 1 && strcmp(argv[1], "--agent") == 0)
         return exec_sibling("hvdrun-agent", argv + 1);
+    if (argc > 1 && strcmp(argv[1], "--agent-srun") == 0)
+        return exec_sibling("hvdrun-srun-agent", argv + 1);
     if ((code = settings_load(argc, argv, &s, &done)) != 0 || done)
+        goto out;
+    if ((code = check_launcher(&s)) != 0)
         goto out;
     if (cfg_values_flag(&s.values, CFG_OPT_CHECK_SSH)) {
 #ifdef HVD_WITH_SSH

@@ -1,11 +1,13 @@
 #include "settings.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
 #include "hvd_exit.h"
 #include "hostfile.h"
+#include "slurm_alloc.h"
 
 static int
 usage_error(const char *msg)
@@ -35,17 +37,64 @@ load_config_file(settings *s)
     return r;
 }
 
+/* --launcher, or what the environment implies: srun inside a Slurm
+ * allocation (as mpiexec.hydra and OpenMPI's mpirun do), else SSH. */
+static int
+choose_launcher(settings *s, const cfg_slurm_env *slurm)
+{
+    const char *want = cfg_values_get(&s->values, CFG_OPT_LAUNCHER);
+
+    if (want == NULL)
+        s->launcher =
+            cfg_slurm_in_allocation(slurm) ? LAUNCH_SLURM : LAUNCH_SSH;
+    else if (strcmp(want, "slurm") == 0)
+        s->launcher = LAUNCH_SLURM;
+    else
+        s->launcher = strcmp(want, "local") == 0 ? LAUNCH_LOCAL : LAUNCH_SSH;
+    if (s->launcher == LAUNCH_SLURM && !cfg_slurm_in_allocation(slurm))
+        return usage_error("--launcher slurm: not inside a Slurm allocation "
+                           "(SLURM_JOB_NODELIST, SLURM_JOB_NUM_NODES and "
+                           "SLURM_TASKS_PER_NODE are not all set); run it "
+                           "under salloc or sbatch");
+    return 0;
+}
+
+static const char *
+get_env(const char *name)
+{
+    return getenv(name);
+}
+
+/* No -H and no host file: the allocation's nodes and tasks, under srun. */
+static int
+load_allocation(settings *s, const cfg_slurm_env *slurm)
+{
+    cfg_err e;
+
+    if (cfg_slurm_hosts(slurm, &s->hosts, &e) != 0) {
+        fprintf(stderr, "hvdrun: the Slurm allocation: %s\n", e.msg);
+        return HVD_EXIT_CONFIG;
+    }
+    s->from_allocation = 1;
+    return 0;
+}
+
 static int
 load_hosts(settings *s)
 {
     const char *spec = cfg_values_get(&s->values, CFG_OPT_HOSTS);
     const char *file = cfg_values_get(&s->values, CFG_OPT_HOSTFILE);
     long np = cfg_values_long(&s->values, CFG_OPT_NP, 0);
+    cfg_slurm_env slurm;
     char msg[600];
     cfg_err e;
+    int r;
 
     if (spec && file)
         return usage_error("give hosts with -H or --hostfile, not both");
+    cfg_slurm_env_read(&slurm, get_env);
+    if ((r = choose_launcher(s, &slurm)) != 0)
+        return r;
     if (spec) {
         if (cfg_hostspec_parse(spec, &s->hosts, &e) == 0)
             return 0;
@@ -58,6 +107,8 @@ load_hosts(settings *s)
         fprintf(stderr, "hvdrun: bad host file: %s\n", e.msg);
         return HVD_EXIT_CONFIG;
     }
+    if (s->launcher == LAUNCH_SLURM)
+        return load_allocation(s, &slurm);
     if (np <= 0)
         return usage_error("give -np N, or hosts with -H or --hostfile");
     snprintf(msg, sizeof(msg), "localhost:%ld", np);

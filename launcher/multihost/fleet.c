@@ -21,6 +21,7 @@
 #include "hvd_clock.h"
 #include "output.h"
 #include "sibling.h"
+#include "srun_step.h"
 
 double
 fleet_stop_deadline(const fleet *j)
@@ -256,6 +257,16 @@ start_host(fleet *j, int i)
     char *argv[] = {j->agent_path, NULL};
 
     h->started = 1;
+    if (j->step) { /* every node through srun, this one's too */
+        h->remote = 1;
+        if ((h->link = hvdrun_link_srun(j->step, (size_t)i)) == NULL) {
+            host_error(j, h, "srun", "out of memory");
+            h->over = 1;
+        } else {
+            advance_start(j, i);
+        }
+        return;
+    }
     if (host_is_local(h->name)) {
         if (j->spec->check_only || j->start_failed) {
             h->over = 1; /* no SSH to check */
@@ -560,6 +571,13 @@ report(fleet *j)
             fprintf(stderr, "hvdrun: no worker was started on any host\n");
         return j->interrupted ? 128 + j->interrupted : HVD_EXIT_LAUNCH;
     }
+    if (j->step && srun_step_cancelled(j->step)) {
+        /* Slurm stopped the step itself: every rank got its SIGTERM */
+        fprintf(stderr,
+                "hvdrun: the Slurm job was cancelled (scancel, a time limit "
+                "or a failed node): the workers were stopped\n");
+        return 128 + SIGTERM;
+    }
     if (j->failed >= 0) {
         fprintf(stderr, "hvdrun: job failed on %s; stopped the other hosts\n",
                 j->h[j->failed].name);
@@ -603,6 +621,30 @@ shell_quote(const char *s, char *out, size_t size)
     out[o] = '\0';
 }
 
+/* One srun step for every node of the plan (the allocation's own node
+ * list when the plan takes all of it). */
+static int
+start_step(fleet *j, const char *hvdrun)
+{
+    char *nodes[j->n > 0 ? j->n : 1], err[700];
+    srun_step_spec spec = {
+        .nodes = nodes,
+        .n = (size_t)j->n,
+        .whole_allocation =
+            j->s->from_allocation && (size_t)j->n == j->s->hosts.count,
+        .hvdrun = hvdrun,
+        .secret = j->spec->token,
+        .unblock = &j->old_mask,
+    };
+
+    for (int i = 0; i < j->n; i++)
+        nodes[i] = j->s->hosts.hosts[i].name;
+    if ((j->step = srun_step_start(&spec, err, sizeof(err))) != NULL)
+        return 0;
+    fprintf(stderr, "hvdrun: %s\n", err);
+    return -2; /* said */
+}
+
 static int
 setup(fleet *j)
 {
@@ -628,6 +670,8 @@ setup(fleet *j)
     if (j->sigfd < 0 || hvdrun_links_begin() != 0)
         return -1;
     j->links_begun = 1;
+    if (j->s->launcher == LAUNCH_SLURM && !j->spec->check_only)
+        return start_step(j, remote ? remote : hvdrun);
     return 0;
 }
 
@@ -641,6 +685,7 @@ release(fleet *j)
         free(j->h[i].lines[1].p);
     }
     free(j->h);
+    srun_step_free(j->step);
     out_sink_release(&j->sinks[0]);
     out_sink_release(&j->sinks[1]);
     if (j->sigfd >= 0)
@@ -659,13 +704,15 @@ fleet_run(const fleet_spec *spec)
                .sigfd = -1,
                .events_fd = spec->events_fd,
                .failed = -1};
-    int code;
+    int code = 0;
 
     out_sink_init(&j.sinks[0], STDOUT_FILENO);
     out_sink_init(&j.sinks[1], STDERR_FILENO);
     sigemptyset(&j.old_mask);
-    if ((j.h = calloc(j.n, sizeof(*j.h))) == NULL || setup(&j) != 0) {
-        fprintf(stderr, "hvdrun: cannot set up the job: %s\n", strerror(errno));
+    if ((j.h = calloc(j.n, sizeof(*j.h))) == NULL || (code = setup(&j)) != 0) {
+        if (code != -2)
+            fprintf(stderr, "hvdrun: cannot set up the job: %s\n",
+                    strerror(errno));
         release(&j);
         return HVD_EXIT_LAUNCH;
     }

@@ -60,7 +60,8 @@ typedef struct fleet {
     int failed;       /* the host whose agent failed first, or -1 */
     int start_failed; /* a host failed before "go" */
     int interrupted;
-    int links_begun; /* hvdrun_links_begin succeeded */
+    int links_begun;        /* hvdrun_links_begin succeeded */
+    struct srun_step *step; /* --launcher slurm: every node's agent */
     char aborted[600];
     char user[256];
     char known_hosts[PATH_MAX];

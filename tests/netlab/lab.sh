@@ -17,7 +17,14 @@ ip netns del "hvdprobe$$"
 
 LABDIR=$TMP/lab
 mkdir -p "$LABDIR"
-trap 'bash "$NETLAB" down "$LABDIR"; [ -n "${SSH_AGENT_PID:-}" ] && kill "$SSH_AGENT_PID"; cleanup' EXIT
+# (LAB_ON_EXIT: what a test built on the lab stops first, e.g. Slurm)
+lab_exit() {
+    [ -n "${LAB_ON_EXIT:-}" ] && $LAB_ON_EXIT
+    bash "$NETLAB" down "$LABDIR"
+    [ -n "${SSH_AGENT_PID:-}" ] && kill "$SSH_AGENT_PID"
+    cleanup
+}
+trap lab_exit EXIT
 bash "$NETLAB" up "$LABDIR" "${LAB_UP_HOSTS:-3}" || { echo "not ok - netlab up"; exit 1; }
 . "$LABDIR/env"
 read -r -a ADDR <<<"$LAB_ADDRS"

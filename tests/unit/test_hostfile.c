@@ -150,7 +150,7 @@ static const struct {
     {"- name: [a\n", "hosts.txt:2:"},
     {"cluster:\n  - master: 10.0.0.9-10.0.0.2\n", "is empty or too large"},
     {"cluster:\n  - workers: node[4-1]\n", "is empty or too large"},
-    {"cluster:\n  - workers: node[1-2][3-4]\n", "one '[a-b]' range"},
+    {"cluster:\n  - workers: node[1-2\n", "without its ']'"},
     {"cluster:\n  - slots: 2\n", "expected 'master' or 'workers'"},
     {"cluster:\n  - master: a\n    gpus: 2\n", "unknown key 'gpus'"},
     {"cluster:\n  - workers: 10.0.0.0-10.1.0.0\n", "too large"},

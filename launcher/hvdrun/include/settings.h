@@ -7,8 +7,17 @@
 #include "options.h"
 #include "plan.h"
 
+/* How the agents of other hosts start (--launcher). */
+typedef enum launcher_kind {
+    LAUNCH_SSH,   /* an SSH connection per host */
+    LAUNCH_SLURM, /* one srun step, an agent per node */
+    LAUNCH_LOCAL  /* this host only, no agents */
+} launcher_kind;
+
 typedef struct settings {
     cfg_values values;
+    launcher_kind launcher;
+    int from_allocation; /* the hosts are the Slurm allocation's */
     cfg_hostlist hosts;
     cfg_plan plan;
     char **command; /* argv of the worker command; may be empty */

@@ -3,8 +3,8 @@
  * (pipes to a child process for the launch host, an SSH channel for
  * another host; each way lives in its own file of start/), and then
  * reads, writes and ends the same way, without blocking, so one event
- * loop (the fleet) serves every host. A new way (Slurm's srun) adds a
- * constructor here and a file there; the fleet does not change. */
+ * loop (the fleet) serves every host. A new way adds a constructor here
+ * and a file there. */
 #ifndef HVDRUN_LINK_H
 #define HVDRUN_LINK_H
 
@@ -36,6 +36,11 @@ hvdrun_link *hvdrun_link_pipes(char *const argv[], const sigset_t *unblock);
 /* Another host's agent: `command` over SSH to t. NULL only when out of
  * memory; a start that fails at once is a failed link (see _advance). */
 hvdrun_link *hvdrun_link_ssh(const ssh_target *t, const char *command);
+
+/* Node `node` of an srun step (srun_step.h; the step stays the
+ * caller's and must outlive the link). NULL only when out of memory. */
+struct srun_step;
+hvdrun_link *hvdrun_link_srun(struct srun_step *st, size_t node);
 
 /* Moves a start on as far as it can without blocking: 1 once the agent
  * runs (messages can go), 0 while starting, -1 when the start failed

@@ -1,0 +1,34 @@
+/* A Slurm allocation as its environment describes it: which nodes, and
+ * how many tasks each may run. hvdrun takes its hosts from here when it
+ * runs inside one and is given neither -H nor --hostfile. */
+#ifndef CFG_SLURM_ALLOC_H
+#define CFG_SLURM_ALLOC_H
+
+#include <stddef.h>
+
+#include "cfg_error.h"
+#include "hostlist.h"
+
+/* The variables that describe an allocation (NULL when not set). */
+typedef struct cfg_slurm_env {
+    const char *nodelist;       /* SLURM_JOB_NODELIST, else SLURM_NODELIST */
+    const char *num_nodes;      /* SLURM_JOB_NUM_NODES, else SLURM_NNODES */
+    const char *tasks_per_node; /* SLURM_TASKS_PER_NODE */
+} cfg_slurm_env;
+
+/* Reads the variables through get (getenv, or a test's own). */
+void cfg_slurm_env_read(cfg_slurm_env *env, const char *(*get)(const char *));
+
+/* 1 when all three are set: the test mpiexec.hydra makes. */
+int cfg_slurm_in_allocation(const cfg_slurm_env *env);
+
+/* Expands SLURM_TASKS_PER_NODE ("2(x3),1") into counts[0..n-1], one per
+ * node; the spec must describe exactly n nodes, each count >= 1. */
+int cfg_slurm_tasks_per_node(const char *spec, int *counts, size_t n,
+                             cfg_err *e);
+
+/* Appends the allocation's nodes to out, in Slurm's order, each with its
+ * tasks as slots. Errors name the variable at fault. */
+int cfg_slurm_hosts(const cfg_slurm_env *env, cfg_hostlist *out, cfg_err *e);
+
+#endif

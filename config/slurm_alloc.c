@@ -1,0 +1,123 @@
+/* Slurm's description of an allocation, from its variables. The node list
+ * is Slurm's hostlist syntax (brackets, several per name, zero padding
+ * kept), which range.c expands; the tasks are "COUNT[(xREPEAT)]" items. */
+#include "slurm_alloc.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "hvd_numbers.h"
+#include "internal.h"
+
+void
+cfg_slurm_env_read(cfg_slurm_env *env, const char *(*get)(const char *))
+{
+    env->nodelist = get("SLURM_JOB_NODELIST");
+    if (env->nodelist == NULL)
+        env->nodelist = get("SLURM_NODELIST");
+    env->num_nodes = get("SLURM_JOB_NUM_NODES");
+    if (env->num_nodes == NULL)
+        env->num_nodes = get("SLURM_NNODES");
+    env->tasks_per_node = get("SLURM_TASKS_PER_NODE");
+}
+
+int
+cfg_slurm_in_allocation(const cfg_slurm_env *env)
+{
+    return env->nodelist && env->num_nodes && env->tasks_per_node;
+}
+
+/* One item, "2" or "2(x3)": its count and how many nodes it covers. */
+static int
+parse_item(const char *item, long *count, long *repeat)
+{
+    char num[24];
+    const char *paren = strchr(item, '(');
+    size_t len = paren ? (size_t)(paren - item) : strlen(item);
+
+    *repeat = 1;
+    if (len == 0 || len >= sizeof(num))
+        return -1;
+    memcpy(num, item, len);
+    num[len] = '\0';
+    if (hvd_parse_long(num, 1, CFG_MAX_SLOTS, count) != 0)
+        return -1;
+    if (paren == NULL)
+        return 0;
+    len = strlen(paren);
+    if (len < 4 || paren[1] != 'x' || paren[len - 1] != ')' ||
+        len - 3 >= sizeof(num))
+        return -1;
+    memcpy(num, paren + 2, len - 3);
+    num[len - 3] = '\0';
+    return hvd_parse_long(num, 1, CFG_MAX_HOSTS, repeat);
+}
+
+int
+cfg_slurm_tasks_per_node(const char *spec, int *counts, size_t n, cfg_err *e)
+{
+    char *copy = strdup(spec), *item, *save = NULL;
+    size_t at = 0;
+    int r = 0;
+
+    if (copy == NULL)
+        return cfg_fail(e, CFG_ENOMEM, "out of memory");
+    for (item = strtok_r(copy, ",", &save); item && r == 0;
+         item = strtok_r(NULL, ",", &save)) {
+        long count, repeat;
+        if (parse_item(item, &count, &repeat) != 0)
+            r = cfg_fail(e, CFG_EINVAL,
+                         "SLURM_TASKS_PER_NODE: bad item '%s' in '%s'", item,
+                         spec);
+        for (long i = 0; r == 0 && i < repeat; i++, at++) {
+            if (at >= n)
+                r = cfg_fail(e, CFG_EINVAL,
+                             "SLURM_TASKS_PER_NODE '%s' describes more than "
+                             "the %zu nodes of the allocation",
+                             spec, n);
+            else
+                counts[at] = (int)count;
+        }
+    }
+    free(copy);
+    if (r == 0 && at != n)
+        r = cfg_fail(e, CFG_EINVAL,
+                     "SLURM_TASKS_PER_NODE '%s' describes %zu nodes, the "
+                     "allocation has %zu",
+                     spec, at, n);
+    return r;
+}
+
+int
+cfg_slurm_hosts(const cfg_slurm_env *env, cfg_hostlist *out, cfg_err *e)
+{
+    cfg_host tmpl = {.slots = 1};
+    cfg_hostlist nodes;
+    long want;
+    int *counts = NULL, r;
+
+    if (!cfg_slurm_in_allocation(env))
+        return cfg_fail(e, CFG_EINVAL, "not inside a Slurm allocation");
+    if (hvd_parse_long(env->num_nodes, 1, CFG_MAX_HOSTS, &want) != 0)
+        return cfg_fail(e, CFG_EINVAL, "SLURM_JOB_NUM_NODES: bad count '%s'",
+                        env->num_nodes);
+    cfg_hostlist_init(&nodes);
+    r = cfg_range_expand(env->nodelist, &tmpl, "SLURM_JOB_NODELIST", &nodes, e);
+    if (r == 0 && nodes.count != (size_t)want)
+        r = cfg_fail(e, CFG_EINVAL,
+                     "SLURM_JOB_NODELIST '%s' names %zu nodes, "
+                     "SLURM_JOB_NUM_NODES says %ld",
+                     env->nodelist, nodes.count, want);
+    if (r == 0 && (counts = calloc(nodes.count, sizeof(*counts))) == NULL)
+        r = cfg_fail(e, CFG_ENOMEM, "out of memory");
+    if (r == 0)
+        r = cfg_slurm_tasks_per_node(env->tasks_per_node, counts, nodes.count,
+                                     e);
+    for (size_t i = 0; r == 0 && i < nodes.count; i++) {
+        nodes.hosts[i].slots = counts[i];
+        r = cfg_hostlist_add(out, &nodes.hosts[i], e);
+    }
+    free(counts);
+    cfg_hostlist_release(&nodes);
+    return r;
+}

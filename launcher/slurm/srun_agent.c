@@ -1,0 +1,181 @@
+/* hvdrun-srun-agent: what srun runs on each node (`hvdrun --agent-srun`).
+ * It connects back to hvdrun three times (srun_step.h), gives the first
+ * two connections to hvdrun-agent as its stdin/stdout and stderr, and
+ * when the agent ends, sends its exit code on the third. It exits 0 once
+ * hvdrun has taken the code ("bye"); with the code itself when hvdrun is
+ * gone, so that srun's --kill-on-bad-exit ends the rest of the step. */
+#include <errno.h>
+#include <netdb.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "hvd_exit.h"
+#include "sibling.h"
+#include "srun_auth.h"
+#include "srun_step.h"
+
+#define CONNECT_MS 5000
+#define HANDSHAKE_MS 10000
+
+static const char *node_name = "?";
+
+static void
+say(const char *fmt, const char *a, const char *b)
+{
+    fprintf(stderr, "hvdrun: node %s: ", node_name);
+    fprintf(stderr, fmt, a, b);
+    fputc('\n', stderr);
+}
+
+/* Reads one line (at most n - 1 bytes) within ms; 0 or -1. */
+static int
+read_line(int fd, char *buf, size_t n, int ms)
+{
+    size_t len = 0;
+
+    while (len < n - 1) {
+        struct pollfd p = {fd, POLLIN, 0};
+        ssize_t r;
+        if (poll(&p, 1, ms) <= 0)
+            return -1;
+        if ((r = read(fd, buf + len, 1)) <= 0)
+            return -1;
+        if (buf[len++] == '\n') {
+            buf[len] = '\0';
+            return 0;
+        }
+    }
+    return -1;
+}
+
+static int
+dial(const char *addr, const char *port)
+{
+    struct addrinfo hints = {.ai_socktype = SOCK_STREAM}, *res;
+    int fd;
+
+    if (getaddrinfo(addr, port, &hints, &res) != 0)
+        return -1;
+    fd = socket(res->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd >= 0) {
+        struct timeval tv = {CONNECT_MS / 1000, 0};
+        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+        if (connect(fd, res->ai_addr, res->ai_addrlen) != 0) {
+            close(fd);
+            fd = -1;
+        }
+    }
+    freeaddrinfo(res);
+    return fd;
+}
+
+/* One authenticated stream to hvdrun at the first address that answers
+ * and proves it holds the secret. */
+static int
+connect_stream(char *addrs, const char *port, const char *secret, int stream)
+{
+    char list[1024], *save = NULL, line[SRUN_AUTH_LINE], answer[SRUN_AUTH_LINE],
+                     expect[65];
+
+    snprintf(list, sizeof(list), "%s", addrs);
+    for (char *a = strtok_r(list, ",", &save); a;
+         a = strtok_r(NULL, ",", &save)) {
+        int fd = dial(a, port);
+        if (fd < 0)
+            continue;
+        if (read_line(fd, line, sizeof(line), HANDSHAKE_MS) == 0 &&
+            srun_auth_answer(secret, line, node_name, stream, answer,
+                             sizeof(answer), expect) == 0 &&
+            write(fd, answer, strlen(answer)) == (ssize_t)strlen(answer) &&
+            read_line(fd, line, sizeof(line), HANDSHAKE_MS) == 0) {
+            line[strcspn(line, "\n")] = '\0';
+            if (srun_auth_equal(line, expect))
+                return fd;
+            say("%s:%s does not know the job's secret; not hvdrun", a, port);
+        }
+        close(fd);
+    }
+    return -1;
+}
+
+static int
+run_agent(int io, int err)
+{
+    char path[4200];
+    char *argv[] = {path, NULL};
+    pid_t pid;
+
+    if (sibling_path("hvdrun-agent", path, sizeof(path)) != 0) {
+        say("cannot find '%s' beside hvdrun%s", "hvdrun-agent", "");
+        return -1;
+    }
+    if ((pid = fork()) < 0)
+        return -1;
+    if (pid == 0) {
+        if (dup2(io, 0) < 0 || dup2(io, 1) < 0 || dup2(err, 2) < 0)
+            _exit(HVD_EXIT_LAUNCH);
+        execv(path, argv);
+        _exit(HVD_EXIT_NOTFOUND);
+    }
+    return (int)pid;
+}
+
+/* The agent's code to hvdrun; 1 when hvdrun took it. */
+static int
+report(int status_fd, int code)
+{
+    char line[32];
+
+    snprintf(line, sizeof(line), "exit %d\n", code);
+    if (write(status_fd, line, strlen(line)) != (ssize_t)strlen(line))
+        return 0;
+    /* hvdrun answers once it has the code; a dead hvdrun is EOF */
+    return read_line(status_fd, line, sizeof(line), -1) == 0 &&
+           strcmp(line, "bye\n") == 0;
+}
+
+int
+main(void)
+{
+    const char *link = getenv("HVDRUN_SRUN_LINK");
+    char secret[256], port[16], addrs[1024];
+    int fd[SRUN_STREAMS], status, code;
+    pid_t pid;
+
+    node_name = getenv("SLURMD_NODENAME") ? getenv("SLURMD_NODENAME") : "?";
+    if (link == NULL || getenv("HVDRUN_SRUN_SECRET") == NULL ||
+        sscanf(link, "%15s %1023s", port, addrs) != 2) {
+        say("%s%sstarted without hvdrun's address and secret (run by "
+            "hvdrun's srun step only)",
+            "", "");
+        return HVD_EXIT_USAGE;
+    }
+    snprintf(secret, sizeof(secret), "%s", getenv("HVDRUN_SRUN_SECRET"));
+    /* the agent and its workers do not inherit them */
+    unsetenv("HVDRUN_SRUN_SECRET");
+    unsetenv("HVDRUN_SRUN_LINK");
+    for (int k = 0; k < SRUN_STREAMS; k++)
+        if ((fd[k] = connect_stream(addrs, port, secret, k)) < 0) {
+            say("cannot reach hvdrun at port %s of %s", port, addrs);
+            return HVD_EXIT_LAUNCH;
+        }
+    if ((pid = run_agent(fd[SRUN_STDIO], fd[SRUN_STDERR])) < 0)
+        return HVD_EXIT_LAUNCH;
+    close(fd[SRUN_STDIO]);
+    close(fd[SRUN_STDERR]);
+    /* Slurm's signals (scancel) reach every process of the step: the
+     * agent stops its workers; this one waits to say how that ended */
+    signal(SIGTERM, SIG_IGN);
+    signal(SIGINT, SIG_IGN);
+    signal(SIGHUP, SIG_IGN);
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    return report(fd[SRUN_STATUS], code) ? 0 : code;
+}

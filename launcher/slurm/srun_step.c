@@ -1,0 +1,540 @@
+/* The srun step of srun_step.h: a listening socket, srun as a child in
+ * its own process group (a terminal's Ctrl-C reaches hvdrun alone, which
+ * stops the job itself), and the connections coming back. */
+#include "srun_step.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "envlist.h"
+#include "hvd_clock.h"
+#include "spawn.h"
+#include "srun_args.h"
+#include "srun_auth.h"
+
+extern char **environ;
+
+/* Connections not yet through the handshake; more wait in the backlog. */
+#define PENDING_MAX 64
+#define HANDSHAKE_SECONDS 10.0
+/* Strangers named on stderr, then only counted. */
+#define STRANGERS_NAMED 3
+
+typedef struct pending {
+    int fd;
+    char nonce[SRUN_AUTH_NONCE];
+    char buf[SRUN_AUTH_LINE];
+    size_t len;
+    double deadline;
+    char peer[INET6_ADDRSTRLEN];
+} pending;
+
+typedef struct out_line {
+    int fd;
+    char buf[1024];
+    size_t len;
+} out_line;
+
+struct srun_step {
+    char **nodes;
+    size_t n;
+    int (*fds)[SRUN_STREAMS];
+    char (*local)[INET6_ADDRSTRLEN];
+    char *secret;
+    int listen_fd, epoll_fd;
+    pid_t pid;
+    out_line out[2]; /* srun's stdout, stderr */
+    int done, code, cancelled, strangers;
+    char last[512];
+    pending pend[PENDING_MAX];
+    int npend;
+};
+
+static void
+watch(srun_step *st, int fd)
+{
+    struct epoll_event ev = {.events = EPOLLIN, .data.fd = fd};
+    epoll_ctl(st->epoll_fd, EPOLL_CTL_ADD, fd, &ev);
+}
+
+static void
+unwatch(srun_step *st, int fd)
+{
+    epoll_ctl(st->epoll_fd, EPOLL_CTL_DEL, fd, NULL);
+}
+
+/* ---- srun's own lines: relayed, the last one kept ---- */
+
+static void
+relay_line(srun_step *st, char *line)
+{
+    fprintf(stderr, "%s\n", line);
+    snprintf(st->last, sizeof(st->last), "%.500s", line);
+    if (strstr(line, "CANCELLED") || strstr(line, "has been revoked"))
+        st->cancelled = 1;
+}
+
+static void
+drain(srun_step *st, out_line *o)
+{
+    ssize_t r;
+
+    if (o->fd < 0)
+        return;
+    while ((r = read(o->fd, o->buf + o->len, sizeof(o->buf) - 1 - o->len)) !=
+           0) {
+        if (r < 0) {
+            if (errno == EINTR)
+                continue;
+            if (errno == EAGAIN)
+                return;
+            break;
+        }
+        o->len += (size_t)r;
+        char *nl;
+        while ((nl = memchr(o->buf, '\n', o->len)) != NULL) {
+            *nl = '\0';
+            relay_line(st, o->buf);
+            o->len -= (size_t)(nl + 1 - o->buf);
+            memmove(o->buf, nl + 1, o->len);
+        }
+        if (o->len == sizeof(o->buf) - 1) { /* a line too long: cut */
+            o->buf[o->len] = '\0';
+            relay_line(st, o->buf);
+            o->len = 0;
+        }
+    }
+    if (o->len) { /* EOF after a last line without its newline */
+        o->buf[o->len] = '\0';
+        relay_line(st, o->buf);
+        o->len = 0;
+    }
+    unwatch(st, o->fd);
+    close(o->fd);
+    o->fd = -1;
+}
+
+static void
+reap(srun_step *st)
+{
+    int status;
+
+    if (st->done || waitpid(st->pid, &status, WNOHANG) != st->pid)
+        return;
+    st->done = 1;
+    st->code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+/* ---- connections from the agents ---- */
+
+static void
+stranger(srun_step *st, const pending *p, const char *why)
+{
+    if (st->strangers++ < STRANGERS_NAMED)
+        fprintf(stderr,
+                "hvdrun: refused a connection from %s to the agents' port: "
+                "%s\n",
+                p->peer, why);
+}
+
+static void
+drop_pending(srun_step *st, int i)
+{
+    unwatch(st, st->pend[i].fd);
+    close(st->pend[i].fd);
+    st->pend[i] = st->pend[--st->npend];
+}
+
+static long
+node_of(const srun_step *st, const char *name)
+{
+    for (size_t i = 0; i < st->n; i++)
+        if (strcmp(st->nodes[i], name) == 0)
+            return (long)i;
+    return -1;
+}
+
+/* A whole answer line in p: 1 the connection is taken, -1 refused. */
+static int
+finish_handshake(srun_step *st, pending *p)
+{
+    char node[256], proof[80];
+    int stream;
+    long i;
+
+    if (srun_auth_check(st->secret, p->nonce, p->buf, node, sizeof(node),
+                        &stream, proof, sizeof(proof)) != 0)
+        return stranger(st, p, "it does not know the job's secret"), -1;
+    if ((i = node_of(st, node)) < 0)
+        return stranger(st, p, "not a node of this job"), -1;
+    if (st->fds[i][stream] >= 0)
+        return stranger(st, p, "that node's stream is already connected"), -1;
+    if (write(p->fd, proof, strlen(proof)) != (ssize_t)strlen(proof))
+        return -1;
+    st->fds[i][stream] = p->fd;
+    if (stream == SRUN_STDIO) {
+        struct sockaddr_storage a;
+        socklen_t len = sizeof(a);
+        if (getsockname(p->fd, (struct sockaddr *)&a, &len) == 0)
+            inet_ntop(a.ss_family,
+                      a.ss_family == AF_INET
+                          ? (void *)&((struct sockaddr_in *)&a)->sin_addr
+                          : (void *)&((struct sockaddr_in6 *)&a)->sin6_addr,
+                      st->local[i], sizeof(st->local[i]));
+    }
+    return 1;
+}
+
+static void
+read_pending(srun_step *st, int i)
+{
+    pending *p = &st->pend[i];
+    ssize_t r = read(p->fd, p->buf + p->len, sizeof(p->buf) - 1 - p->len);
+    int taken;
+
+    if (r < 0 && (errno == EAGAIN || errno == EINTR))
+        return;
+    if (r <= 0) {
+        stranger(st, p, "it closed during the handshake");
+        return drop_pending(st, i);
+    }
+    p->len += (size_t)r;
+    p->buf[p->len] = '\0';
+    if (strchr(p->buf, '\n') == NULL) {
+        if (p->len == sizeof(p->buf) - 1) {
+            stranger(st, p, "its handshake is too long");
+            drop_pending(st, i);
+        }
+        return;
+    }
+    taken = finish_handshake(st, p);
+    if (taken == 1) {
+        unwatch(st, p->fd);
+        st->pend[i] = st->pend[--st->npend];
+    } else {
+        drop_pending(st, i);
+    }
+}
+
+static void
+accept_new(srun_step *st)
+{
+    struct sockaddr_storage a;
+    socklen_t len = sizeof(a);
+    char hello[80];
+    int fd;
+
+    while ((fd = accept4(st->listen_fd, (struct sockaddr *)&a, &len,
+                         SOCK_NONBLOCK | SOCK_CLOEXEC)) >= 0) {
+        pending *p = &st->pend[st->npend];
+        if (st->npend == PENDING_MAX ||
+            srun_auth_hello(p->nonce, hello, sizeof(hello)) != 0 ||
+            write(fd, hello, strlen(hello)) != (ssize_t)strlen(hello)) {
+            close(fd);
+            len = sizeof(a);
+            continue;
+        }
+        p->fd = fd;
+        p->len = 0;
+        p->deadline = hvd_mono_now() + HANDSHAKE_SECONDS;
+        inet_ntop(a.ss_family,
+                  a.ss_family == AF_INET
+                      ? (void *)&((struct sockaddr_in *)&a)->sin_addr
+                      : (void *)&((struct sockaddr_in6 *)&a)->sin6_addr,
+                  p->peer, sizeof(p->peer));
+        st->npend++;
+        watch(st, fd);
+        len = sizeof(a);
+    }
+}
+
+void
+srun_step_poll(srun_step *st)
+{
+    double now = hvd_mono_now();
+
+    accept_new(st);
+    for (int i = st->npend - 1; i >= 0; i--) {
+        if (now > st->pend[i].deadline) {
+            stranger(st, &st->pend[i], "no handshake within 10 s");
+            drop_pending(st, i);
+        } else {
+            read_pending(st, i);
+        }
+    }
+    drain(st, &st->out[0]);
+    drain(st, &st->out[1]);
+    reap(st);
+}
+
+/* ---- starting ---- */
+
+/* "PORT ADDR,ADDR,...": this host's IPv4 addresses but loopback, which
+ * on another node would be that node's own (a stranger's port). */
+static int
+link_value(int port, char *out, size_t n)
+{
+    struct ifaddrs *all, *a;
+    size_t at = (size_t)snprintf(out, n, "%d ", port), first = at;
+
+    if (getifaddrs(&all) != 0)
+        return -1;
+    for (a = all; a; a = a->ifa_next) {
+        char ip[INET_ADDRSTRLEN];
+        if (a->ifa_addr == NULL || a->ifa_addr->sa_family != AF_INET ||
+            !(a->ifa_flags & IFF_UP) || (a->ifa_flags & IFF_LOOPBACK))
+            continue;
+        inet_ntop(AF_INET, &((struct sockaddr_in *)a->ifa_addr)->sin_addr, ip,
+                  sizeof(ip));
+        if (at + strlen(ip) + 2 < n)
+            at += (size_t)snprintf(out + at, n - at, "%s%s",
+                                   at > first ? "," : "", ip);
+    }
+    freeifaddrs(all);
+    return at > first ? 0 : -1;
+}
+
+static int
+listen_any(int *port)
+{
+    struct sockaddr_in a = {.sin_family = AF_INET};
+    socklen_t len = sizeof(a);
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+
+    if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof(a)) != 0 ||
+        listen(fd, 128) != 0 ||
+        getsockname(fd, (struct sockaddr *)&a, &len) != 0) {
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    *port = ntohs(a.sin_port);
+    return fd;
+}
+
+static int
+start_srun(srun_step *st, const srun_step_spec *spec, int port, char *err,
+           size_t errlen)
+{
+    char value[1024], counts[3][40], *nodearg = malloc(65536), **argv = NULL;
+    envlist env = {0};
+    spawned child;
+    int r = -1, e = 0;
+
+    for (char **v = environ; *v; v++)
+        if (envlist_put(&env, *v) != 0)
+            goto out;
+    if (link_value(port, value, sizeof(value)) != 0) {
+        snprintf(err, errlen,
+                 "srun: this host has no IPv4 address but "
+                 "loopback for the nodes to reach it");
+        goto out;
+    }
+    if (nodearg == NULL || envlist_set(&env, "HVDRUN_SRUN_LINK", value) ||
+        envlist_set(&env, "HVDRUN_SRUN_SECRET", spec->secret) ||
+        (argv = srun_argv(spec, nodearg, 65536, counts)) == NULL) {
+        snprintf(err, errlen, "srun: out of memory");
+        goto out;
+    }
+    if (spawn_worker(argv, envlist_array(&env), spec->unblock, &child) != 0) {
+        snprintf(err, errlen, "srun: cannot start it: %s", strerror(errno));
+        goto out;
+    }
+    /* an exec failure: srun is not installed here */
+    if (spawn_exec_errno(child.status_fd, &e) == 1) {
+        snprintf(err, errlen,
+                 "srun: cannot run it: %s (is Slurm's client "
+                 "installed here?)",
+                 strerror(e));
+        waitpid(child.pid, NULL, 0);
+        close(child.out_fd);
+        close(child.err_fd);
+        close(child.status_fd);
+        goto out;
+    }
+    close(child.status_fd);
+    st->pid = child.pid;
+    st->out[0].fd = child.out_fd;
+    st->out[1].fd = child.err_fd;
+    watch(st, child.out_fd);
+    watch(st, child.err_fd);
+    r = 0;
+out:
+    free(argv);
+    free(nodearg);
+    envlist_release(&env);
+    return r;
+}
+
+static srun_step *
+alloc_step(const srun_step_spec *spec)
+{
+    srun_step *st = calloc(1, sizeof(*st));
+
+    if (st == NULL)
+        return NULL;
+    st->listen_fd = st->epoll_fd = st->out[0].fd = st->out[1].fd = -1;
+    st->pid = -1;
+    st->n = spec->n;
+    st->nodes = calloc(spec->n, sizeof(*st->nodes));
+    st->fds = calloc(spec->n, sizeof(*st->fds));
+    st->local = calloc(spec->n, sizeof(*st->local));
+    st->secret = strdup(spec->secret);
+    if (!st->nodes || !st->fds || !st->local || !st->secret) {
+        srun_step_free(st);
+        return NULL;
+    }
+    for (size_t i = 0; i < spec->n; i++) {
+        for (int k = 0; k < SRUN_STREAMS; k++)
+            st->fds[i][k] = -1;
+        if ((st->nodes[i] = strdup(spec->nodes[i])) == NULL) {
+            srun_step_free(st);
+            return NULL;
+        }
+    }
+    return st;
+}
+
+srun_step *
+srun_step_start(const srun_step_spec *spec, char *err, size_t errlen)
+{
+    srun_step *st = alloc_step(spec);
+    int port;
+
+    if (st == NULL) {
+        snprintf(err, errlen, "srun: out of memory");
+        return NULL;
+    }
+    if ((st->epoll_fd = epoll_create1(EPOLL_CLOEXEC)) < 0 ||
+        (st->listen_fd = listen_any(&port)) < 0) {
+        snprintf(err, errlen, "srun: cannot listen for the agents: %s",
+                 strerror(errno));
+        srun_step_free(st);
+        return NULL;
+    }
+    watch(st, st->listen_fd);
+    if (start_srun(st, spec, port, err, errlen) != 0) {
+        srun_step_free(st);
+        return NULL;
+    }
+    return st;
+}
+
+/* ---- what the links read ---- */
+
+int
+srun_step_pollfd(const srun_step *st)
+{
+    return st->epoll_fd;
+}
+
+int
+srun_step_fd(const srun_step *st, size_t node, int stream)
+{
+    return node < st->n ? st->fds[node][stream] : -1;
+}
+
+const char *
+srun_step_local_addr(const srun_step *st, size_t node)
+{
+    return node < st->n ? st->local[node] : "";
+}
+
+int
+srun_step_done(const srun_step *st)
+{
+    return st->done;
+}
+
+int
+srun_step_code(const srun_step *st)
+{
+    return st->code;
+}
+
+const char *
+srun_step_last_line(const srun_step *st)
+{
+    return st->last;
+}
+
+int
+srun_step_cancelled(const srun_step *st)
+{
+    return st->cancelled;
+}
+
+/* ---- the end ---- */
+
+void
+srun_step_close_node(srun_step *st, size_t node)
+{
+    for (int k = 0; node < st->n && k < SRUN_STREAMS; k++)
+        if (st->fds[node][k] >= 0) {
+            close(st->fds[node][k]);
+            st->fds[node][k] = -1;
+        }
+}
+
+/* Waits up to `seconds` for srun, relaying its lines meanwhile. */
+static int
+wait_srun(srun_step *st, double seconds)
+{
+    double end = hvd_mono_now() + seconds;
+    struct timespec tick = {0, 20 * 1000 * 1000};
+
+    while (!st->done && hvd_mono_now() < end) {
+        srun_step_poll(st);
+        if (!st->done)
+            nanosleep(&tick, NULL);
+    }
+    return st->done;
+}
+
+void
+srun_step_free(srun_step *st)
+{
+    if (st == NULL)
+        return;
+    for (size_t i = 0; st->fds && i < st->n; i++)
+        for (int k = 0; k < SRUN_STREAMS; k++)
+            if (st->fds[i][k] >= 0)
+                close(st->fds[i][k]);
+    while (st->npend > 0)
+        drop_pending(st, st->npend - 1);
+    if (st->listen_fd >= 0)
+        close(st->listen_fd);
+    st->listen_fd = -1;
+    /* the agents stop on EOF and srun ends with them; else Slurm's own
+     * teardown: srun passes SIGTERM on to the step */
+    if (st->pid > 0 && !wait_srun(st, 10)) {
+        kill(st->pid, SIGTERM);
+        if (!wait_srun(st, 10)) {
+            kill(st->pid, SIGKILL);
+            waitpid(st->pid, NULL, 0);
+        }
+    }
+    for (int k = 0; k < 2; k++)
+        if (st->out[k].fd >= 0)
+            close(st->out[k].fd);
+    if (st->epoll_fd >= 0)
+        close(st->epoll_fd);
+    for (size_t i = 0; st->nodes && i < st->n; i++)
+        free(st->nodes[i]);
+    free(st->nodes);
+    free(st->fds);
+    free(st->local);
+    free(st->secret);
+    free(st);
+}

@@ -1,0 +1,147 @@
+#!/usr/bin/env bash
+# hvdrun inside a real Slurm allocation (munged, slurmctld, one slurmd per
+# namespaced host; slurm_lab.sh), with every host's sshd stopped: jobs go
+# through salloc and sbatch as users run them; the hosts come from the
+# allocation, the agents from one srun step. Identity and the real NIC on
+# every rank, an allreduce across nodes, a failing rank, part of an
+# allocation, SIGKILL of hvdrun, scancel, a stranger on the agents' port,
+# the token in no argv; nothing left on any node after each. Needs root.
+. "$(dirname "$0")/../integration/lib.sh"
+CHECK=${COLL_CHECK:?set COLL_CHECK to the coll_check program}
+. "$(dirname "$0")/lab.sh"
+. "$(dirname "$0")/slurm_lab.sh"
+
+# no SSH anywhere: the lab's sshds go
+for ((i = 1; i <= LAB_HOSTS; i++)); do
+    kill "$(cat "$LABDIR/sshd$i.pid")" 2>/dev/null
+done
+
+# what a job may leave on a node: nothing of it (slurmd stays)
+job_leftovers() {
+    local i pid n=0
+    for ((i = 1; i <= LAB_HOSTS; i++)); do
+        for pid in $(ip netns pids "${LAB}h$i" 2>/dev/null); do
+            case "$(cat /proc/$pid/comm 2>/dev/null)" in
+            slurmd | "") ;;
+            *) n=$((n + 1)) ;;
+            esac
+        done
+    done
+    echo "$n"
+}
+nodes_clean() { [ "$(job_leftovers)" -eq 0 ] && [ "$(leftovers)" -eq 0 ]; }
+# sal ARGS...: salloc ARGS (bounded), output in $TMP/out and $TMP/err
+sal() {
+    timeout -k 5 90 salloc -J "$MARK" "$@" >"$TMP/out" 2>"$TMP/err"
+    RC=$?
+}
+say_err() { [ "$1" -eq 0 ] || tail -n 5 "$TMP/err" | sed 's/^/  | /'; }
+
+# --- the plan from the allocation ---
+sal -N 3 -n 6 "$HVDRUN" --dry-run true
+check "dry run: exit 0" [ "$RC" -eq 0 ]
+check "dry run: 6 ranks, 2 on each node, in Slurm's order" \
+    [ "$(awk '$1 ~ /^[0-9]+$/ {print $2}' "$TMP/out" | tr '\n' ' ')" = "h1 h1 h2 h2 h3 h3 " ]
+check "dry run: one srun step on the whole allocation" \
+    grep -q '^agents: one srun step, hosts from the Slurm allocation: srun --nodes=3 --ntasks=3 --ntasks-per-node=1 --kill-on-bad-exit --mpi=none --cpu-bind=none --input=none hvdrun --agent-srun$' "$TMP/out"
+sal -N 3 -n 6 "$HVDRUN" --dry-run -np 3 true
+check "dry run, -np 3: the first two nodes, named to srun" \
+    grep -q 'srun --nodes=2 --ntasks=2 .* --nodelist=h1,h2 hvdrun --agent-srun$' "$TMP/out"
+
+# --- identity and network on every rank, over srun alone ---
+sal -N 3 -n 6 "$HVDRUN" sh -c 'echo "id $HOROVOD_RANK $HOROVOD_SIZE $HOROVOD_LOCAL_RANK $HOROVOD_CROSS_RANK $HOROVOD_GLOO_IFACE $(ip -4 -o addr show dev $HOROVOD_GLOO_IFACE | awk "{print \$4}")"'
+check "identity job: exit 0" [ "$RC" -eq 0 ]
+say_err "$RC"
+for r in 0 1 2 3 4 5; do
+    h=$((r / 2))
+    iface=eth0
+    [ $(((h + 1) % 2)) -eq 0 ] && iface=ens5
+    check "rank $r: on node h$((h + 1)), the real interface ($iface)" \
+        grep -qxF "[$r]<stdout>:id $r 6 $((r % 2)) $h $iface ${ADDR[$h]}/24" "$TMP/out"
+done
+check "identity job: nothing left on any node" within 10 nodes_clean
+
+# --- a collective across the nodes ---
+sal -N 3 -n 6 "$HVDRUN" "$CHECK"
+check "allreduce and the rest across 3 nodes: every rank passed" \
+    [ "$RC" -eq 0 -a "$(grep -c 'checks passed$' "$TMP/out")" -eq 6 ]
+say_err "$RC"
+
+# --- part of an allocation: 3 ranks of 6 tasks, the third node idle ---
+sal -N 3 -n 6 "$HVDRUN" -np 3 sh -c 'echo "on $(ip -4 -o addr show dev $HOROVOD_GLOO_IFACE | awk "{print \$4}")"'
+check "-np 3 of 6: exit 0" [ "$RC" -eq 0 ]
+check "-np 3 of 6: 3 ranks, none on the third node" \
+    [ "$(grep -c ':on ' "$TMP/out")" -eq 3 -a "$(grep -c "${ADDR[2]}/" "$TMP/out")" -eq 0 ]
+
+# --- a failing rank stops every node, its code is hvdrun's ---
+sal -N 3 -n 6 "$HVDRUN" sh -c "if [ \$HOROVOD_RANK = 3 ]; then echo boom >&2; exit 7; fi; exec sleep 60 # $MARK"
+check "failing rank: salloc and hvdrun exit 7" [ "$RC" -eq 7 ]
+check "failing rank: says which rank and node" \
+    grep -q "rank 3 on h2 exited with code 7" "$TMP/err"
+check "failing rank: nothing left on any node" within 10 nodes_clean
+
+# --- a job held up: a stranger on the agents' port, the token in no
+# --- argv, then SIGKILL of hvdrun ---
+salloc -J "$MARK" -N 3 -n 6 "$HVDRUN" sh -c "echo up; exec sleep 60 # $MARK" \
+    >"$TMP/out" 2>"$TMP/err" &
+SALLOC=$!
+all_up() { [ "$(grep -c ':up$' "$TMP/out")" -eq 6 ]; }
+check "held job: every rank up" within 30 all_up
+hvdrun_pid=$(pgrep -P "$SALLOC" | head -n 1)
+srun_pid=$(pgrep -P "$hvdrun_pid" -x srun | head -n 1)
+link=$(tr '\0' '\n' <"/proc/$srun_pid/environ" 2>/dev/null | sed -n 's/^HVDRUN_SRUN_LINK=//p')
+port=${link%% *}
+check "held job: srun has the agents' port in its environment" [ -n "$port" ]
+ip netns exec "${LAB}h1" timeout 5 bash -c "exec 3<>/dev/tcp/$LAB_GATEWAY/$port; read -r -t 3 hello <&3
+    echo \"h1 0 $(printf '%032d' 0) $(printf '%064d' 0)\" >&3; read -r -t 3 x <&3" 2>/dev/null
+refused() { grep -q "refused a connection from ${ADDR[0]} to the agents' port: it does not know the job's secret" "$TMP/err"; }
+check "a stranger on the agents' port: refused, named" within 5 refused
+worker=$(for ((i = 1; i <= LAB_HOSTS; i++)); do ip netns pids "${LAB}h$i"; done |
+    while read -r p; do grep -qz '^HOROVOD_RANK=0$' "/proc/$p/environ" 2>/dev/null && echo "$p"; done | head -n 1)
+token=$(tr '\0' '\n' <"/proc/$worker/environ" 2>/dev/null | sed -n 's/^HVDD_TOKEN=//p')
+check "held job: rank 0 has the job's token" [ ${#token} -ge 32 ]
+# (from a file: grep's own argv must not hold it)
+printf '%s\n' "$token" >"$TMP/token"
+in_argv=$(grep -l -a -F -f "$TMP/token" /proc/[0-9]*/cmdline 2>/dev/null | wc -l)
+check "the token in no process's argv ($in_argv)" [ "$in_argv" -eq 0 ]
+agent=$(ip netns pids "${LAB}h1" | xargs -r ps -o pid=,comm= -p |
+    awk '$2 == "hvdrun-agent" {print $1; exit}')
+no_secret() {
+    [ -r "/proc/$1/environ" ] && ! grep -qz '^HVDRUN_SRUN_SECRET=' "/proc/$1/environ"
+}
+no_secrets() { no_secret "$agent" && no_secret "$worker"; }
+check "the srun link's secret in neither the agent's environment nor a worker's" \
+    no_secrets
+kill -KILL "$hvdrun_pid"
+check "SIGKILL of hvdrun: nothing left on any node" within 20 nodes_clean
+wait "$SALLOC"
+
+# --- scancel: Slurm ends the step, hvdrun says so ---
+salloc -J "$MARK" -N 3 -n 3 "$HVDRUN" sh -c "echo up; exec sleep 60 # $MARK" \
+    >"$TMP/out" 2>"$TMP/err" &
+SALLOC=$!
+three_up() { [ "$(grep -c ':up$' "$TMP/out")" -eq 3 ]; }
+check "scancel: every rank up" within 30 three_up
+scancel -n "$MARK"
+# salloc's own status is its command's: 143 from hvdrun
+wait "$SALLOC"
+RC=$?
+check "scancel: hvdrun exits 143" [ "$RC" -eq 143 ]
+check "scancel: says the Slurm job was cancelled" \
+    grep -q "^hvdrun: the Slurm job was cancelled" "$TMP/err"
+check "scancel: nothing left on any node" within 20 nodes_clean
+
+# --- sbatch: hvdrun in the batch script, on the allocation's first node ---
+cat >"$TMP/job.sh" <<JOB
+#!/bin/sh
+#SBATCH -N 2 -n 4
+exec "$HVDRUN" "$CHECK"
+JOB
+timeout -k 5 120 sbatch --wait -J "$MARK" -o "$TMP/batch.out" "$TMP/job.sh" >/dev/null 2>"$TMP/err"
+RC=$?
+check "sbatch: exit 0" [ "$RC" -eq 0 ]
+check "sbatch: 4 ranks passed" [ "$(grep -c 'checks passed$' "$TMP/batch.out")" -eq 4 ]
+[ "$RC" -eq 0 ] || tail -n 5 "$TMP/batch.out" | sed 's/^/  | /'
+check "sbatch: nothing left on any node" within 20 nodes_clean
+
+finish

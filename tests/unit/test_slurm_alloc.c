@@ -1,0 +1,158 @@
+/* A Slurm allocation's hosts from its variables: the node lists and task
+ * counts below are the ones Slurm's scontrol (show hostnames) and
+ * mpiexec.hydra's Slurm bootstrap document and produce. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "hostlist_fixture.h"
+#include "slurm_alloc.h"
+#include "unit.h"
+
+/* A node list and what it expands to, in order, space-separated. */
+static const struct {
+    const char *list, *names;
+} lists[] = {
+    {"node[01-04,07]", "node01 node02 node03 node04 node07"},
+    {"rack[0-1]_blade[0-3]", "rack0_blade0 rack0_blade1 rack0_blade2 "
+                             "rack0_blade3 rack1_blade0 rack1_blade1 "
+                             "rack1_blade2 rack1_blade3"},
+    {"10.0.0.[100-104]", "10.0.0.100 10.0.0.101 10.0.0.102 10.0.0.103 "
+                         "10.0.0.104"},
+    {"n[9-11],m[008-010]", "n9 n10 n11 m008 m009 m010"},
+    {"x[1,3-4]y[08-9]", "x1y08 x1y09 x3y08 x3y09 x4y08 x4y09"},
+    {"n[099-101]", "n099 n100 n101"},
+    {"n[01-1]", "n01"},
+    {"node[1-2][3-4]", "node13 node14 node23 node24"},
+    {"gpu-a100-[1-2],login", "gpu-a100-1 gpu-a100-2 login"},
+    {"q", "q"},
+};
+
+static const char *fake[8][2];
+static const char *
+fake_get(const char *name)
+{
+    for (int i = 0; i < 8 && fake[i][0]; i++)
+        if (strcmp(fake[i][0], name) == 0)
+            return fake[i][1];
+    return NULL;
+}
+
+/* The hosts of an allocation of `list` with one task per node. */
+static int
+hosts_of(const char *list_s, const char *nodes, const char *tasks)
+{
+    cfg_slurm_env env = {list_s, nodes, tasks};
+    return cfg_slurm_hosts(&env, &list, &list_err);
+}
+
+START_TEST(node_lists)
+{
+    char want[400], got[400] = "";
+    size_t n = 1;
+
+    snprintf(want, sizeof(want), "%s", lists[_i].names);
+    for (const char *p = want; *p; p++)
+        n += *p == ' ';
+    char nodes[16], tasks[32];
+    snprintf(nodes, sizeof(nodes), "%zu", n);
+    snprintf(tasks, sizeof(tasks), "1(x%zu)", n);
+    ck_assert_msg(hosts_of(lists[_i].list, nodes, tasks) == 0, "%s: %s",
+                  lists[_i].list, list_err.msg);
+    for (size_t i = 0; i < list.count; i++)
+        snprintf(got + strlen(got), sizeof(got) - strlen(got), "%s%s",
+                 i ? " " : "", list.hosts[i].name);
+    ck_assert_str_eq(got, want);
+}
+END_TEST
+
+START_TEST(tasks_per_node_become_slots)
+{
+    ck_assert_int_eq(hosts_of("node[1-4]", "4", "2(x3),1"), 0);
+    ck_assert_uint_eq(list.count, 4);
+    ck_assert_int_eq(list.hosts[0].slots, 2);
+    ck_assert_int_eq(list.hosts[2].slots, 2);
+    ck_assert_int_eq(list.hosts[3].slots, 1);
+    ck_assert_int_eq(cfg_hostlist_slots(&list), 7);
+}
+END_TEST
+
+START_TEST(tasks_forms)
+{
+    int c[5];
+
+    ck_assert_int_eq(cfg_slurm_tasks_per_node("3,1(x2),4(x2)", c, 5, NULL), 0);
+    ck_assert_int_eq(c[0], 3);
+    ck_assert_int_eq(c[1], 1);
+    ck_assert_int_eq(c[2], 1);
+    ck_assert_int_eq(c[3], 4);
+    ck_assert_int_eq(c[4], 4);
+    ck_assert_int_eq(cfg_slurm_tasks_per_node("8", c, 1, NULL), 0);
+    ck_assert_int_eq(c[0], 8);
+}
+END_TEST
+
+static const struct {
+    const char *list, *nodes, *tasks, *needle;
+} bad[] = {
+    {"node[1-4]", "4", "2(x3)", "describes 3 nodes, the allocation has 4"},
+    {"node[1-2]", "2", "2(x3)", "describes more than the 2 nodes"},
+    {"node[1-2]", "2", "0,1", "bad item '0'"},
+    {"node[1-2]", "2", "2(3)", "bad item '2(3)'"},
+    {"node[1-2]", "2", "2(x)", "bad item '2(x)'"},
+    {"node[1-2]", "2", "x,1", "bad item 'x'"},
+    {"node[1-3]", "2", "1(x2)", "names 3 nodes, SLURM_JOB_NUM_NODES says 2"},
+    {"node[1-2]", "two", "1(x2)", "SLURM_JOB_NUM_NODES: bad count 'two'"},
+    {"node[5-3]", "3", "1(x3)", "SLURM_JOB_NODELIST: range '5-3'"},
+    {"node[a-b]", "2", "1(x2)", "SLURM_JOB_NODELIST: bad range 'a-b'"},
+    {"node[1-2", "2", "1(x2)", "without its ']'"},
+    {"node[1-2]]", "2", "1(x2)", "bad host name 'node1]'"},
+};
+
+START_TEST(bad_allocations)
+{
+    ck_assert_int_ne(hosts_of(bad[_i].list, bad[_i].nodes, bad[_i].tasks), 0);
+    ck_assert_msg(strstr(list_err.msg, bad[_i].needle) != NULL,
+                  "'%s' lacks '%s'", list_err.msg, bad[_i].needle);
+    ck_assert_uint_eq(list.count, 0);
+}
+END_TEST
+
+START_TEST(detection_needs_all_three)
+{
+    cfg_slurm_env env;
+
+    memset(fake, 0, sizeof(fake));
+    fake[0][0] = "SLURM_NODELIST", fake[0][1] = "n[1-2]";
+    fake[1][0] = "SLURM_NNODES", fake[1][1] = "2";
+    cfg_slurm_env_read(&env, fake_get);
+    ck_assert_int_eq(cfg_slurm_in_allocation(&env), 0);
+    fake[2][0] = "SLURM_TASKS_PER_NODE", fake[2][1] = "1(x2)";
+    cfg_slurm_env_read(&env, fake_get);
+    ck_assert_int_eq(cfg_slurm_in_allocation(&env), 1);
+    ck_assert_str_eq(env.nodelist, "n[1-2]");
+    /* the job's own variables first */
+    fake[3][0] = "SLURM_JOB_NODELIST", fake[3][1] = "m[1-2]";
+    cfg_slurm_env_read(&env, fake_get);
+    ck_assert_str_eq(env.nodelist, "m[1-2]");
+    ck_assert_int_eq(cfg_slurm_hosts(&env, &list, &list_err), 0);
+    ck_assert_str_eq(list.hosts[1].name, "m2");
+}
+END_TEST
+
+static Suite *
+suite(void)
+{
+    Suite *s = suite_create("slurm_alloc");
+    TCase *tc = tcase_create("parse");
+
+    hostlist_fixture_add(tc);
+    tcase_add_loop_test(tc, node_lists, 0, sizeof(lists) / sizeof(lists[0]));
+    ADD(tc, tasks_per_node_become_slots);
+    ADD(tc, tasks_forms);
+    tcase_add_loop_test(tc, bad_allocations, 0, sizeof(bad) / sizeof(bad[0]));
+    ADD(tc, detection_needs_all_three);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+UNIT_MAIN(suite)
