@@ -12,12 +12,14 @@
 void
 cfg_slurm_env_read(cfg_slurm_env *env, const char *(*get)(const char *))
 {
-    env->nodelist = get("SLURM_JOB_NODELIST");
+    /* SLURM_NODELIST and SLURM_NNODES first: inside a step (srun --pty
+     * bash) they describe the step, as SLURM_TASKS_PER_NODE then does */
+    env->nodelist = get("SLURM_NODELIST");
     if (env->nodelist == NULL)
-        env->nodelist = get("SLURM_NODELIST");
-    env->num_nodes = get("SLURM_JOB_NUM_NODES");
+        env->nodelist = get("SLURM_JOB_NODELIST");
+    env->num_nodes = get("SLURM_NNODES");
     if (env->num_nodes == NULL)
-        env->num_nodes = get("SLURM_NNODES");
+        env->num_nodes = get("SLURM_JOB_NUM_NODES");
     env->tasks_per_node = get("SLURM_TASKS_PER_NODE");
 }
 
@@ -99,14 +101,14 @@ cfg_slurm_hosts(const cfg_slurm_env *env, cfg_hostlist *out, cfg_err *e)
     if (!cfg_slurm_in_allocation(env))
         return cfg_fail(e, CFG_EINVAL, "not inside a Slurm allocation");
     if (hvd_parse_long(env->num_nodes, 1, CFG_MAX_HOSTS, &want) != 0)
-        return cfg_fail(e, CFG_EINVAL, "SLURM_JOB_NUM_NODES: bad count '%s'",
+        return cfg_fail(e, CFG_EINVAL, "SLURM_NNODES: bad count '%s'",
                         env->num_nodes);
     cfg_hostlist_init(&nodes);
-    r = cfg_range_expand(env->nodelist, &tmpl, "SLURM_JOB_NODELIST", &nodes, e);
+    r = cfg_range_expand(env->nodelist, &tmpl, "SLURM_NODELIST", &nodes, e);
     if (r == 0 && nodes.count != (size_t)want)
         r = cfg_fail(e, CFG_EINVAL,
-                     "SLURM_JOB_NODELIST '%s' names %zu nodes, "
-                     "SLURM_JOB_NUM_NODES says %ld",
+                     "SLURM_NODELIST '%s' names %zu nodes, "
+                     "SLURM_NNODES says %ld",
                      env->nodelist, nodes.count, want);
     if (r == 0 && (counts = calloc(nodes.count, sizeof(*counts))) == NULL)
         r = cfg_fail(e, CFG_ENOMEM, "out of memory");

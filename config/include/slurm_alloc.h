@@ -11,8 +11,8 @@
 
 /* The variables that describe an allocation (NULL when not set). */
 typedef struct cfg_slurm_env {
-    const char *nodelist;       /* SLURM_JOB_NODELIST, else SLURM_NODELIST */
-    const char *num_nodes;      /* SLURM_JOB_NUM_NODES, else SLURM_NNODES */
+    const char *nodelist;       /* SLURM_NODELIST, else SLURM_JOB_NODELIST */
+    const char *num_nodes;      /* SLURM_NNODES, else SLURM_JOB_NUM_NODES */
     const char *tasks_per_node; /* SLURM_TASKS_PER_NODE */
 } cfg_slurm_env;
 

@@ -53,7 +53,7 @@ choose_launcher(settings *s, const cfg_slurm_env *slurm)
         s->launcher = strcmp(want, "local") == 0 ? LAUNCH_LOCAL : LAUNCH_SSH;
     if (s->launcher == LAUNCH_SLURM && !cfg_slurm_in_allocation(slurm))
         return usage_error("--launcher slurm: not inside a Slurm allocation "
-                           "(SLURM_JOB_NODELIST, SLURM_JOB_NUM_NODES and "
+                           "(SLURM_NODELIST, SLURM_NNODES and "
                            "SLURM_TASKS_PER_NODE are not all set); run it "
                            "under salloc or sbatch");
     return 0;

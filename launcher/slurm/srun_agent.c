@@ -15,13 +15,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "hvd_clock.h"
 #include "hvd_exit.h"
 #include "sibling.h"
 #include "srun_auth.h"
 #include "srun_step.h"
 
 #define CONNECT_MS 5000
-#define HANDSHAKE_MS 10000
+#define HANDSHAKE_SECONDS 10.0
 
 static const char *node_name = "?";
 
@@ -33,15 +34,22 @@ say(const char *fmt, const char *a, const char *b)
     fputc('\n', stderr);
 }
 
-/* Reads one line (at most n - 1 bytes) within ms; 0 or -1. */
+/* Reads one line (at most n - 1 bytes) before the deadline (a monotonic
+ * time; 0: none). 0 or -1. */
 static int
-read_line(int fd, char *buf, size_t n, int ms)
+read_line(int fd, char *buf, size_t n, double deadline)
 {
     size_t len = 0;
 
     while (len < n - 1) {
         struct pollfd p = {fd, POLLIN, 0};
+        int ms = -1;
         ssize_t r;
+        if (deadline > 0) {
+            ms = (int)((deadline - hvd_mono_now()) * 1000);
+            if (ms <= 0)
+                return -1;
+        }
         if (poll(&p, 1, ms) <= 0)
             return -1;
         if ((r = read(fd, buf + len, 1)) <= 0)
@@ -87,13 +95,17 @@ connect_stream(char *addrs, const char *port, const char *secret, int stream)
     for (char *a = strtok_r(list, ",", &save); a;
          a = strtok_r(NULL, ",", &save)) {
         int fd = dial(a, port);
+        double deadline = hvd_mono_now() + HANDSHAKE_SECONDS;
+        char where[80];
         if (fd < 0)
             continue;
-        if (read_line(fd, line, sizeof(line), HANDSHAKE_MS) == 0 &&
-            srun_auth_answer(secret, line, node_name, stream, answer,
+        if (srun_auth_where(fd, 1, where, sizeof(where)) == 0 &&
+            read_line(fd, line, sizeof(line), deadline) == 0 &&
+            srun_auth_answer(secret, line, node_name, stream, where, answer,
                              sizeof(answer), expect) == 0 &&
-            write(fd, answer, strlen(answer)) == (ssize_t)strlen(answer) &&
-            read_line(fd, line, sizeof(line), HANDSHAKE_MS) == 0) {
+            send(fd, answer, strlen(answer), MSG_NOSIGNAL) ==
+                (ssize_t)strlen(answer) &&
+            read_line(fd, line, sizeof(line), deadline) == 0) {
             line[strcspn(line, "\n")] = '\0';
             if (srun_auth_equal(line, expect))
                 return fd;
@@ -118,6 +130,10 @@ run_agent(int io, int err)
     if ((pid = fork()) < 0)
         return -1;
     if (pid == 0) {
+        signal(SIGTERM, SIG_DFL); /* the agent takes Slurm's signals */
+        signal(SIGINT, SIG_DFL);
+        signal(SIGHUP, SIG_DFL);
+        signal(SIGPIPE, SIG_DFL);
         if (dup2(io, 0) < 0 || dup2(io, 1) < 0 || dup2(err, 2) < 0)
             _exit(HVD_EXIT_LAUNCH);
         execv(path, argv);
@@ -133,10 +149,11 @@ report(int status_fd, int code)
     char line[32];
 
     snprintf(line, sizeof(line), "exit %d\n", code);
-    if (write(status_fd, line, strlen(line)) != (ssize_t)strlen(line))
+    if (send(status_fd, line, strlen(line), MSG_NOSIGNAL) !=
+        (ssize_t)strlen(line))
         return 0;
     /* hvdrun answers once it has the code; a dead hvdrun is EOF */
-    return read_line(status_fd, line, sizeof(line), -1) == 0 &&
+    return read_line(status_fd, line, sizeof(line), 0) == 0 &&
            strcmp(line, "bye\n") == 0;
 }
 
@@ -156,6 +173,13 @@ main(void)
             "", "");
         return HVD_EXIT_USAGE;
     }
+    /* srun's own address first: hvdrun runs beside srun */
+    if (getenv("SLURM_SRUN_COMM_HOST")) {
+        char rest[1024];
+        snprintf(rest, sizeof(rest), "%s", addrs);
+        snprintf(addrs, sizeof(addrs), "%.200s,%.800s",
+                 getenv("SLURM_SRUN_COMM_HOST"), rest);
+    }
     snprintf(secret, sizeof(secret), "%s", getenv("HVDRUN_SRUN_SECRET"));
     /* the agent and its workers do not inherit them */
     unsetenv("HVDRUN_SRUN_SECRET");
@@ -165,15 +189,16 @@ main(void)
             say("cannot reach hvdrun at port %s of %s", port, addrs);
             return HVD_EXIT_LAUNCH;
         }
-    if ((pid = run_agent(fd[SRUN_STDIO], fd[SRUN_STDERR])) < 0)
-        return HVD_EXIT_LAUNCH;
-    close(fd[SRUN_STDIO]);
-    close(fd[SRUN_STDERR]);
     /* Slurm's signals (scancel) reach every process of the step: the
      * agent stops its workers; this one waits to say how that ended */
     signal(SIGTERM, SIG_IGN);
     signal(SIGINT, SIG_IGN);
     signal(SIGHUP, SIG_IGN);
+    signal(SIGPIPE, SIG_IGN);
+    if ((pid = run_agent(fd[SRUN_STDIO], fd[SRUN_STDERR])) < 0)
+        return HVD_EXIT_LAUNCH;
+    close(fd[SRUN_STDIO]);
+    close(fd[SRUN_STDERR]);
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
         ;
     code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);

@@ -5,15 +5,23 @@
 
 #include "srun_args.h"
 
-/* srun's argv (PRRTE's and hydra's flags: one agent per node, no MPI
- * plugin, no binding, no stdin; a bad exit ends the step). */
+/* srun's argv: PRRTE's and hydra's flags (one agent per node, no MPI
+ * plugin, no binding, no stdin; a bad exit ends the step), and the whole
+ * of each node for the step, shared with any other (--whole --overlap):
+ * under task/cgroup a task of one CPU would hold every worker of its
+ * node to that CPU, and inside `srun --pty bash` the new step would wait
+ * for the CPUs that shell's step holds. */
 char **
 srun_argv(const srun_step_spec *spec, char *nodearg, size_t nodelen,
           char counts[3][40])
 {
-    static const char *fixed[] = {"--ntasks-per-node=1", "--kill-on-bad-exit",
-                                  "--mpi=none", "--cpu-bind=none",
-                                  "--input=none"};
+    static const char *fixed[] = {"--ntasks-per-node=1",
+                                  "--kill-on-bad-exit",
+                                  "--mpi=none",
+                                  "--cpu-bind=none",
+                                  "--input=none",
+                                  "--whole",
+                                  "--overlap"};
     char **argv = calloc(16, sizeof(*argv));
     size_t used;
     int k = 0;

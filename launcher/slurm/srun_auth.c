@@ -5,8 +5,11 @@
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 #include <openssl/rand.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
 
 static void
 hex(char *out, const unsigned char *b, size_t n)
@@ -18,13 +21,13 @@ hex(char *out, const unsigned char *b, size_t n)
 /* MAC_role over everything the handshake binds, in hex. */
 static int
 mac(const char *secret, char role, const char *node, int stream,
-    const char *snonce, const char *cnonce, char out[65])
+    const char *where, const char *snonce, const char *cnonce, char out[65])
 {
     char msg[SRUN_AUTH_LINE];
     unsigned char md[32];
     unsigned int len = 0;
-    int n = snprintf(msg, sizeof(msg), "hvdrun-srun-1\n%c\n%s\n%d\n%s\n%s",
-                     role, node, stream, snonce, cnonce);
+    int n = snprintf(msg, sizeof(msg), "hvdrun-srun-1\n%c\n%s\n%d\n%s\n%s\n%s",
+                     role, node, stream, where, snonce, cnonce);
 
     if (n < 0 || (size_t)n >= sizeof(msg) ||
         HMAC(EVP_sha256(), secret, (int)strlen(secret),
@@ -68,22 +71,24 @@ srun_auth_hello(char nonce[SRUN_AUTH_NONCE], char *line, size_t n)
 
 int
 srun_auth_answer(const char *secret, const char *hello, const char *node,
-                 int stream, char *answer, size_t n, char expect[65])
+                 int stream, const char *where, char *answer, size_t n,
+                 char expect[65])
 {
     char snonce[SRUN_AUTH_NONCE], cnonce[SRUN_AUTH_NONCE], mine[65];
 
     if (sscanf(hello, "HVDS1 %32s", snonce) != 1 || !is_hex(snonce, 32) ||
         fresh_nonce(cnonce) != 0 ||
-        mac(secret, 'a', node, stream, snonce, cnonce, mine) != 0 ||
-        mac(secret, 'h', node, stream, snonce, cnonce, expect) != 0)
+        mac(secret, 'a', node, stream, where, snonce, cnonce, mine) != 0 ||
+        mac(secret, 'h', node, stream, where, snonce, cnonce, expect) != 0)
         return -1;
     snprintf(answer, n, "%s %d %s %s\n", node, stream, cnonce, mine);
     return 0;
 }
 
 int
-srun_auth_check(const char *secret, const char *nonce, const char *answer,
-                char *node, size_t nodelen, int *stream, char *proof, size_t n)
+srun_auth_check(const char *secret, const char *nonce, const char *where,
+                const char *answer, char *node, size_t nodelen, int *stream,
+                char *proof, size_t n)
 {
     char name[256], cnonce[SRUN_AUTH_NONCE], theirs[65], want[65], ours[65];
 
@@ -91,9 +96,9 @@ srun_auth_check(const char *secret, const char *nonce, const char *answer,
             4 ||
         *stream < 0 || *stream > 2 || !is_hex(cnonce, 32) ||
         !is_hex(theirs, 64) ||
-        mac(secret, 'a', name, *stream, nonce, cnonce, want) != 0 ||
+        mac(secret, 'a', name, *stream, where, nonce, cnonce, want) != 0 ||
         !srun_auth_equal(want, theirs) ||
-        mac(secret, 'h', name, *stream, nonce, cnonce, ours) != 0)
+        mac(secret, 'h', name, *stream, where, nonce, cnonce, ours) != 0)
         return -1;
     snprintf(node, nodelen, "%s", name);
     snprintf(proof, n, "%s\n", ours);
@@ -106,4 +111,30 @@ srun_auth_equal(const char *a, const char *b)
     size_t n = strlen(a);
 
     return n == strlen(b) && CRYPTO_memcmp(a, b, n) == 0;
+}
+
+int
+srun_auth_where(int fd, int peer, char *out, size_t n)
+{
+    struct sockaddr_storage a;
+    socklen_t len = sizeof(a);
+    char ip[INET6_ADDRSTRLEN];
+    int port;
+
+    if ((peer ? getpeername(fd, (struct sockaddr *)&a, &len)
+              : getsockname(fd, (struct sockaddr *)&a, &len)) != 0)
+        return -1;
+    if (a.ss_family == AF_INET) {
+        struct sockaddr_in *v4 = (struct sockaddr_in *)&a;
+        inet_ntop(AF_INET, &v4->sin_addr, ip, sizeof(ip));
+        port = ntohs(v4->sin_port);
+    } else if (a.ss_family == AF_INET6) {
+        struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)&a;
+        inet_ntop(AF_INET6, &v6->sin6_addr, ip, sizeof(ip));
+        port = ntohs(v6->sin6_port);
+    } else {
+        return -1;
+    }
+    snprintf(out, n, "%s %d", ip, port);
+    return 0;
 }

@@ -25,8 +25,9 @@
 
 extern char **environ;
 
-/* Connections not yet through the handshake; more wait in the backlog. */
-#define PENDING_MAX 64
+/* Connections not yet through the handshake; more wait in the backlog
+ * (hvdrun stops accepting while this many are pending). */
+#define PENDING_MAX 256
 #define HANDSHAKE_SECONDS 10.0
 /* Strangers named on stderr, then only counted. */
 #define STRANGERS_NAMED 3
@@ -38,6 +39,7 @@ typedef struct pending {
     size_t len;
     double deadline;
     char peer[INET6_ADDRSTRLEN];
+    char where[INET6_ADDRSTRLEN + 8]; /* hvdrun's end: "ADDRESS PORT" */
 } pending;
 
 typedef struct out_line {
@@ -56,6 +58,8 @@ struct srun_step {
     pid_t pid;
     out_line out[2]; /* srun's stdout, stderr */
     int done, code, cancelled, strangers;
+    int accepting;      /* listen_fd is watched */
+    double pause_until; /* out of descriptors: accept again after this */
     char last[512];
     pending pend[PENDING_MAX];
     int npend;
@@ -72,6 +76,26 @@ static void
 unwatch(srun_step *st, int fd)
 {
     epoll_ctl(st->epoll_fd, EPOLL_CTL_DEL, fd, NULL);
+}
+
+/* Takes new connections again, once a slot is free and any pause over. */
+static void
+resume_accepting(srun_step *st)
+{
+    if (!st->accepting && st->listen_fd >= 0 && st->npend < PENDING_MAX &&
+        hvd_mono_now() >= st->pause_until) {
+        watch(st, st->listen_fd);
+        st->accepting = 1;
+    }
+}
+
+static void
+pause_accepting(srun_step *st, double seconds)
+{
+    if (st->accepting)
+        unwatch(st, st->listen_fd);
+    st->accepting = 0;
+    st->pause_until = hvd_mono_now() + seconds;
 }
 
 /* ---- srun's own lines: relayed, the last one kept ---- */
@@ -173,8 +197,8 @@ finish_handshake(srun_step *st, pending *p)
     int stream;
     long i;
 
-    if (srun_auth_check(st->secret, p->nonce, p->buf, node, sizeof(node),
-                        &stream, proof, sizeof(proof)) != 0)
+    if (srun_auth_check(st->secret, p->nonce, p->where, p->buf, node,
+                        sizeof(node), &stream, proof, sizeof(proof)) != 0)
         return stranger(st, p, "it does not know the job's secret"), -1;
     if ((i = node_of(st, node)) < 0)
         return stranger(st, p, "not a node of this job"), -1;
@@ -183,16 +207,9 @@ finish_handshake(srun_step *st, pending *p)
     if (write(p->fd, proof, strlen(proof)) != (ssize_t)strlen(proof))
         return -1;
     st->fds[i][stream] = p->fd;
-    if (stream == SRUN_STDIO) {
-        struct sockaddr_storage a;
-        socklen_t len = sizeof(a);
-        if (getsockname(p->fd, (struct sockaddr *)&a, &len) == 0)
-            inet_ntop(a.ss_family,
-                      a.ss_family == AF_INET
-                          ? (void *)&((struct sockaddr_in *)&a)->sin_addr
-                          : (void *)&((struct sockaddr_in6 *)&a)->sin6_addr,
-                      st->local[i], sizeof(st->local[i]));
-    }
+    if (stream == SRUN_STDIO) /* hvdd's address as this node reaches it */
+        snprintf(st->local[i], sizeof(st->local[i]), "%.*s",
+                 (int)strcspn(p->where, " "), p->where);
     return 1;
 }
 
@@ -235,28 +252,29 @@ accept_new(srun_step *st)
     char hello[80];
     int fd;
 
-    while ((fd = accept4(st->listen_fd, (struct sockaddr *)&a, &len,
+    while (st->accepting && st->npend < PENDING_MAX &&
+           (fd = accept4(st->listen_fd, (struct sockaddr *)&a, &len,
                          SOCK_NONBLOCK | SOCK_CLOEXEC)) >= 0) {
         pending *p = &st->pend[st->npend];
-        if (st->npend == PENDING_MAX ||
-            srun_auth_hello(p->nonce, hello, sizeof(hello)) != 0 ||
+        len = sizeof(a);
+        if (srun_auth_hello(p->nonce, hello, sizeof(hello)) != 0 ||
+            srun_auth_where(fd, 0, p->where, sizeof(p->where)) != 0 ||
+            srun_auth_where(fd, 1, p->peer, sizeof(p->peer)) != 0 ||
             write(fd, hello, strlen(hello)) != (ssize_t)strlen(hello)) {
             close(fd);
-            len = sizeof(a);
             continue;
         }
+        p->peer[strcspn(p->peer, " ")] = '\0'; /* the address alone */
         p->fd = fd;
         p->len = 0;
         p->deadline = hvd_mono_now() + HANDSHAKE_SECONDS;
-        inet_ntop(a.ss_family,
-                  a.ss_family == AF_INET
-                      ? (void *)&((struct sockaddr_in *)&a)->sin_addr
-                      : (void *)&((struct sockaddr_in6 *)&a)->sin6_addr,
-                  p->peer, sizeof(p->peer));
         st->npend++;
         watch(st, fd);
-        len = sizeof(a);
     }
+    if (st->npend == PENDING_MAX) /* the rest wait in the backlog */
+        pause_accepting(st, 0);
+    else if (st->accepting && (errno == EMFILE || errno == ENFILE))
+        pause_accepting(st, 1); /* out of descriptors: not a busy loop */
 }
 
 void
@@ -264,6 +282,7 @@ srun_step_poll(srun_step *st)
 {
     double now = hvd_mono_now();
 
+    resume_accepting(st);
     accept_new(st);
     for (int i = st->npend - 1; i >= 0; i--) {
         if (now > st->pend[i].deadline) {
@@ -332,6 +351,7 @@ start_srun(srun_step *st, const srun_step_spec *spec, int port, char *err,
     spawned child;
     int r = -1, e = 0;
 
+    snprintf(err, errlen, "srun: out of memory");
     for (char **v = environ; *v; v++)
         if (envlist_put(&env, *v) != 0)
             goto out;
@@ -424,6 +444,7 @@ srun_step_start(const srun_step_spec *spec, char *err, size_t errlen)
         return NULL;
     }
     watch(st, st->listen_fd);
+    st->accepting = 1;
     if (start_srun(st, spec, port, err, errlen) != 0) {
         srun_step_free(st);
         return NULL;

@@ -62,9 +62,10 @@ s_read(hvdrun_link *l, int stream, char *buf, size_t n)
 {
     srun_node *s = of(l);
     ssize_t r = read(stream_fd(s, stream), buf, n);
+    int e = errno;
 
     srun_step_poll(s->st); /* srun's own lines, as they come */
-    if (r < 0 && (errno == EAGAIN || errno == EINTR))
+    if (r < 0 && (e == EAGAIN || e == EINTR))
         return -1;
     return r < 0 ? 0 : r;
 }

@@ -3,7 +3,8 @@
 # host in its namespace, under its own NodeName (h1, h2, ...), from a
 # generated slurm.conf. Skips (77) when Slurm is not installed or does
 # not start here. Stops what it started, by pid, before the lab goes.
-# Sets SLURM_CONF (exported) and NODES (h1 h2 ...).
+# Each node has SLURM_LAB_CPUS CPUs (default 2). Sets SLURM_CONF (exported)
+# and NODES (h1 h2 ...).
 for b in munged slurmctld slurmd salloc sbatch srun; do
     command -v "$b" >/dev/null 2>&1 || PATH=$PATH:/usr/sbin
     command -v "$b" >/dev/null 2>&1 ||
@@ -80,7 +81,7 @@ for ((i = 1; i <= LAB_HOSTS; i++)); do NODES+=("h$i"); done
     echo "SlurmdParameters=config_overrides"
     echo "KillWait=5"
     for ((i = 1; i <= LAB_HOSTS; i++)); do
-        echo "NodeName=h$i NodeAddr=${ADDR[$((i - 1))]} CPUs=2 State=UNKNOWN"
+        echo "NodeName=h$i NodeAddr=${ADDR[$((i - 1))]} CPUs=${SLURM_LAB_CPUS:-2} State=UNKNOWN"
     done
     echo "PartitionName=lab Nodes=ALL Default=YES MaxTime=INFINITE State=UP"
 } >"$SL/slurm.conf"

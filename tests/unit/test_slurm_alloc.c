@@ -100,10 +100,10 @@ static const struct {
     {"node[1-2]", "2", "2(3)", "bad item '2(3)'"},
     {"node[1-2]", "2", "2(x)", "bad item '2(x)'"},
     {"node[1-2]", "2", "x,1", "bad item 'x'"},
-    {"node[1-3]", "2", "1(x2)", "names 3 nodes, SLURM_JOB_NUM_NODES says 2"},
-    {"node[1-2]", "two", "1(x2)", "SLURM_JOB_NUM_NODES: bad count 'two'"},
-    {"node[5-3]", "3", "1(x3)", "SLURM_JOB_NODELIST: range '5-3'"},
-    {"node[a-b]", "2", "1(x2)", "SLURM_JOB_NODELIST: bad range 'a-b'"},
+    {"node[1-3]", "2", "1(x2)", "names 3 nodes, SLURM_NNODES says 2"},
+    {"node[1-2]", "two", "1(x2)", "SLURM_NNODES: bad count 'two'"},
+    {"node[5-3]", "3", "1(x3)", "SLURM_NODELIST: range '5-3'"},
+    {"node[a-b]", "2", "1(x2)", "SLURM_NODELIST: bad range 'a-b'"},
     {"node[1-2", "2", "1(x2)", "without its ']'"},
     {"node[1-2]]", "2", "1(x2)", "bad host name 'node1]'"},
 };
@@ -130,12 +130,17 @@ START_TEST(detection_needs_all_three)
     cfg_slurm_env_read(&env, fake_get);
     ck_assert_int_eq(cfg_slurm_in_allocation(&env), 1);
     ck_assert_str_eq(env.nodelist, "n[1-2]");
-    /* the job's own variables first */
-    fake[3][0] = "SLURM_JOB_NODELIST", fake[3][1] = "m[1-2]";
+    /* the job's variables only where the step's are not set: inside a
+     * step, SLURM_NODELIST goes with SLURM_TASKS_PER_NODE */
+    fake[3][0] = "SLURM_JOB_NODELIST", fake[3][1] = "m[1-4]";
+    cfg_slurm_env_read(&env, fake_get);
+    ck_assert_str_eq(env.nodelist, "n[1-2]");
+    ck_assert_int_eq(cfg_slurm_hosts(&env, &list, &list_err), 0);
+    ck_assert_str_eq(list.hosts[1].name, "n2");
+    fake[0][0] = "UNSET";
+    fake[3][1] = "m[1-2]";
     cfg_slurm_env_read(&env, fake_get);
     ck_assert_str_eq(env.nodelist, "m[1-2]");
-    ck_assert_int_eq(cfg_slurm_hosts(&env, &list, &list_err), 0);
-    ck_assert_str_eq(list.hosts[1].name, "m2");
 }
 END_TEST
 
