@@ -101,6 +101,9 @@ static void
 responder_stop(responder *r)
 {
     r->stop = 1;
+    /* wakes the thread's poll now, not at its next 100 ms timeout (which
+     * every multi-host job's start waited for) */
+    shutdown(r->fd, SHUT_RDWR);
     pthread_join(r->thread, NULL);
     close(r->fd);
 }

@@ -8,13 +8,13 @@
 #include <ifaddrs.h>
 #include <net/if.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "envlist.h"
@@ -508,17 +508,19 @@ srun_step_close_node(srun_step *st, size_t node)
         }
 }
 
-/* Waits up to `seconds` for srun, relaying its lines meanwhile. */
+/* Waits up to `seconds` for srun, relaying its lines meanwhile: woken by
+ * its output and by the EOF of its pipes at its end; then the zombie is
+ * looked for in short steps. */
 static int
 wait_srun(srun_step *st, double seconds)
 {
     double end = hvd_mono_now() + seconds;
-    struct timespec tick = {0, 20 * 1000 * 1000};
 
     while (!st->done && hvd_mono_now() < end) {
+        struct pollfd p = {st->epoll_fd, POLLIN, 0};
         srun_step_poll(st);
         if (!st->done)
-            nanosleep(&tick, NULL);
+            poll(&p, 1, st->out[0].fd >= 0 || st->out[1].fd >= 0 ? 20 : 2);
     }
     return st->done;
 }

@@ -113,6 +113,9 @@ s_pollfd(const hvdrun_link *l, int stream, short *events)
     *events = POLLIN;
     if (!l->open)
         return stream == 0 ? srun_step_pollfd(s->st) : -1;
+    /* both ended: the exit code comes on the status connection */
+    if (l->eof[0] && l->eof[1])
+        return stream == 0 ? srun_step_fd(s->st, s->node, SRUN_STATUS) : -1;
     if (l->eof[stream])
         return -1;
     return stream_fd(s, stream);

@@ -3,7 +3,7 @@
 # (default 3) namespaced hosts with their own sshd, removed on exit; sets
 # ADDR (their addresses), HOME (the lab's keys), WORK (the cwd) and
 # lab_leftovers / lab_clean / lab_clean_within.
-NETLAB="$(dirname "${BASH_SOURCE[0]}")/netlab.sh"
+NETLAB="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/netlab.sh" # (tests may cd)
 if [ "$(id -u)" -ne 0 ]; then
     echo "skip: network namespaces need root"
     exit 77
