@@ -40,4 +40,23 @@ expect 65 "$TMP/job.yaml:2:3: unknown key 'params.fusion_threshold'" --config-fi
 expect 69 "hvdrun: server2.invalid: resolve: " -H localhost:1,server2.invalid:1 sh -c "$T"
 expect 64 "--dry-run-rank 5: the job has ranks 0 to 1" --dry-run --dry-run-rank 5 -np 2
 expect 64 "--network-interface 'nosuch0': no interface that is up on this host matches" --network-interface nosuch0 -np 1 sh -c "$T"
+# launchers: srun needs an allocation, local this host alone, and an
+# allocation whose variables disagree is named (no Slurm needed to see it)
+expect 64 "--launcher slurm: not inside a Slurm allocation" --launcher slurm sh -c "$T"
+expect 64 "--launcher local runs on this host only, not on 'server2.invalid'" \
+    --launcher local -H localhost:1,server2.invalid:1 sh -c "$T"
+export SLURM_NODELIST='n[1-3]' SLURM_NNODES=2 SLURM_TASKS_PER_NODE='1(x2)'
+expect 65 "hvdrun: the Slurm allocation: SLURM_NODELIST 'n[1-3]' names 3 nodes, SLURM_NNODES says 2" sh -c "$T"
+SLURM_TASKS_PER_NODE='2(x3)' SLURM_NNODES=3
+plan_hosts() { awk '$1 ~ /^[0-9]+$/ {print $2}' "$TMP/out" | tr '\n' ' '; }
+from_allocation() {
+    [ "$(plan_hosts)" = "n1 n1 n2 n2 n3 n3 " ] &&
+        grep -q '^agents: one srun step, hosts from the Slurm allocation: srun --nodes=3 ' "$TMP/out"
+}
+hvd --dry-run true
+check "inside an allocation: its nodes, 2 ranks each, srun named" from_allocation
+hvd --launcher local -np 2 --dry-run true
+check "--launcher local inside an allocation: this host only" \
+    [ "$(plan_hosts)" = "localhost localhost " ]
+unset SLURM_NODELIST SLURM_NNODES SLURM_TASKS_PER_NODE
 finish

@@ -4,8 +4,9 @@
 # through salloc and sbatch as users run them; the hosts come from the
 # allocation, the agents from one srun step. Identity and the real NIC on
 # every rank, an allreduce across nodes, a failing rank, part of an
-# allocation, SIGKILL of hvdrun, scancel, a stranger on the agents' port,
-# the token in no argv; nothing left on any node after each. Needs root.
+# allocation, SIGINT, SIGTERM and SIGKILL of hvdrun, scancel, a stranger
+# on the agents' port, the token in no argv; nothing left on any node
+# after each. Needs root.
 . "$(dirname "$0")/../integration/lib.sh"
 CHECK=${COLL_CHECK:?set COLL_CHECK to the coll_check program}
 . "$(dirname "$0")/lab.sh"
@@ -115,6 +116,20 @@ check "the srun link's secret in neither the agent's environment nor a worker's"
 kill -KILL "$hvdrun_pid"
 check "SIGKILL of hvdrun: nothing left on any node" within 20 nodes_clean
 wait "$SALLOC"
+
+# --- SIGINT and SIGTERM of hvdrun: it stops every node itself ---
+for sig in INT TERM; do
+    salloc -J "$MARK" -N 3 -n 6 "$HVDRUN" sh -c "echo up; exec sleep 60 # $MARK" \
+        >"$TMP/out" 2>"$TMP/err" &
+    SALLOC=$!
+    check "SIG$sig: every rank up" within 30 all_up
+    kill -"$sig" "$(pgrep -P "$SALLOC" | head -n 1)"
+    wait "$SALLOC"
+    RC=$?
+    want=$((128 + $(kill -l "$sig")))
+    check "SIG$sig of hvdrun: salloc and hvdrun exit $want" [ "$RC" -eq "$want" ]
+    check "SIG$sig of hvdrun: nothing left on any node" within 20 nodes_clean
+done
 
 # --- scancel: Slurm ends the step, hvdrun says so ---
 salloc -J "$MARK" -N 3 -n 3 "$HVDRUN" sh -c "echo up; exec sleep 60 # $MARK" \
