@@ -96,7 +96,8 @@ typedef enum cfg_xform {
     X(LAUNCHER, "launcher", NULL, CFG_T_CHOICE, "launcher", NULL, CFG_X_NONE,  \
       NONE, "ssh|slurm|local",                                                 \
       "how agents start on the hosts: ssh, slurm (one srun step) or local "    \
-      "(this host only); default slurm inside a Slurm allocation, else ssh")   \
+      "(this host only); default slurm for a Slurm allocation's nodes, "       \
+      "else ssh")                                                              \
     X(CHECK_SSH, "check-ssh", NULL, CFG_T_FLAG, NULL, NULL, CFG_X_NONE, NONE,  \
       "1", "check SSH to every host (connect, host key, login, hvdrun), exit") \
     X(DRY_RUN, "dry-run", NULL, CFG_T_FLAG, NULL, NULL, CFG_X_NONE, NONE, "1", \

@@ -7,6 +7,7 @@
 #include "cli.h"
 #include "hvd_exit.h"
 #include "hostfile.h"
+#include "local_host.h"
 #include "slurm_alloc.h"
 
 static int
@@ -65,6 +66,33 @@ get_env(const char *name)
     return getenv(name);
 }
 
+/* -H or a host file inside an allocation, no --launcher: srun when every
+ * host other than this one is a node of the allocation, else SSH (hosts
+ * outside it, or not by their Slurm names, are not srun's to reach). */
+static void
+check_auto_slurm(settings *s, const cfg_slurm_env *slurm)
+{
+    cfg_hostlist nodes;
+    size_t i, k;
+
+    if (cfg_values_get(&s->values, CFG_OPT_LAUNCHER) != NULL ||
+        s->launcher != LAUNCH_SLURM)
+        return;
+    cfg_hostlist_init(&nodes);
+    if (cfg_slurm_hosts(slurm, &nodes, NULL) != 0)
+        nodes.count = 0;
+    for (i = 0; i < s->hosts.count; i++) {
+        for (k = 0; k < nodes.count; k++)
+            if (strcmp(nodes.hosts[k].name, s->hosts.hosts[i].name) == 0)
+                break;
+        if (k == nodes.count && !host_is_local(s->hosts.hosts[i].name)) {
+            s->launcher = LAUNCH_SSH;
+            break;
+        }
+    }
+    cfg_hostlist_release(&nodes);
+}
+
 /* No -H and no host file: the allocation's nodes and tasks, under srun. */
 static int
 load_allocation(settings *s, const cfg_slurm_env *slurm)
@@ -97,13 +125,13 @@ load_hosts(settings *s)
         return r;
     if (spec) {
         if (cfg_hostspec_parse(spec, &s->hosts, &e) == 0)
-            return 0;
+            return check_auto_slurm(s, &slurm), 0;
         snprintf(msg, sizeof(msg), "bad -H '%s': %s", spec, e.msg);
         return usage_error(msg);
     }
     if (file) {
         if (cfg_hostfile_load(file, &s->hosts, &e) == 0)
-            return 0;
+            return check_auto_slurm(s, &slurm), 0;
         fprintf(stderr, "hvdrun: bad host file: %s\n", e.msg);
         return HVD_EXIT_CONFIG;
     }

@@ -55,6 +55,12 @@ from_allocation() {
 }
 hvd --dry-run true
 check "inside an allocation: its nodes, 2 ranks each, srun named" from_allocation
+hvd -H n1:2,n3:1 --dry-run true
+check "-H with the allocation's nodes: srun, on those nodes" \
+    grep -q '^agents: one srun step: srun --nodes=2 .* --nodelist=n1,n3 ' "$TMP/out"
+hvd -H n1:2,elsewhere:1 --dry-run true
+check "-H with a host outside the allocation: SSH" \
+    grep -qx 'agents: over SSH, one per host' "$TMP/out"
 hvd --launcher local -np 2 --dry-run true
 check "--launcher local inside an allocation: this host only" \
     [ "$(plan_hosts)" = "localhost localhost " ]
