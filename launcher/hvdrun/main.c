@@ -9,8 +9,9 @@
 #include "local_host.h"
 #include "worker_group.h"
 #ifdef HVD_WITH_SSH
-#include "summary.h"
 #include "fleet.h"
+#include "hvdd_token.h"
+#include "summary.h"
 #endif
 #include "rendezvous.h"
 #include "settings.h"
@@ -208,12 +209,21 @@ run_remote(settings *s, const envlist *base, worker_net *net, char **argv,
 {
     rendezvous rv;
     fleet_spec spec = {.s = s, .base = base, .interrupted = interrupted};
+    char secret[80];
     int code;
 
     net->iface = "lo"; /* hvdd's answer if the plan has one host */
     net->master_addr = "127.0.0.1";
-    if ((code = start_rendezvous(s, &rv, net)) != 0)
+    /* srun's step starts while hvdd does (its own secret: the token is
+     * hvdd's to make) */
+    if (s->launcher == LAUNCH_SLURM &&
+        (hvdd_token_new(secret) != 0 ||
+         (spec.step = fleet_start_step(s, secret)) == NULL))
+        return HVD_EXIT_LAUNCH;
+    if ((code = start_rendezvous(s, &rv, net)) != 0) {
+        srun_step_free(spec.step);
         return code;
+    }
     spec.token = rv.token;
     spec.rendezvous_port = rv.port;
     spec.rendezvous_addr = cfg_values_get(&s->values, CFG_OPT_RENDEZVOUS_ADDR);
@@ -221,6 +231,7 @@ run_remote(settings *s, const envlist *base, worker_net *net, char **argv,
     spec.events_fd = rv.events_fd;
     (void)argv;
     code = fleet_run(&spec);
+    srun_step_free(spec.step); /* srun ends with its agents */
     /* the end as hvdd saw it, when it went wrong (or on request) */
     if (code != 0 || cfg_values_flag(&s->values, CFG_OPT_VERBOSE))
         hvdrun_summary_print("127.0.0.1", rv.port, rv.token);

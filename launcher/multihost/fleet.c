@@ -623,26 +623,33 @@ shell_quote(const char *s, char *out, size_t size)
 
 /* One srun step for every node of the plan (the allocation's own node
  * list when the plan takes all of it). */
-static int
-start_step(fleet *j, const char *hvdrun)
+struct srun_step *
+fleet_start_step(const settings *s, const char *secret)
 {
-    char *nodes[j->n > 0 ? j->n : 1], err[700];
+    int n = s->plan.nhosts;
+    char *nodes[n > 0 ? n : 1], err[700], hvdrun[PATH_MAX + 16];
+    const char *remote = cfg_values_get(&s->values, CFG_OPT_REMOTE_HVDRUN);
+    sigset_t now;
     srun_step_spec spec = {
         .nodes = nodes,
-        .n = (size_t)j->n,
-        .whole_allocation =
-            j->s->from_allocation && (size_t)j->n == j->s->hosts.count,
-        .hvdrun = hvdrun,
-        .secret = j->spec->token,
-        .unblock = &j->old_mask,
+        .n = (size_t)n,
+        .whole_allocation = s->from_allocation && (size_t)n == s->hosts.count,
+        .hvdrun = remote ? remote : hvdrun,
+        .secret = secret,
+        .unblock = &now,
     };
+    srun_step *st;
 
-    for (int i = 0; i < j->n; i++)
-        nodes[i] = j->s->hosts.hosts[i].name;
-    if ((j->step = srun_step_start(&spec, err, sizeof(err))) != NULL)
-        return 0;
-    fprintf(stderr, "hvdrun: %s\n", err);
-    return -2; /* said */
+    if (!remote && sibling_path("hvdrun", hvdrun, sizeof(hvdrun)) != 0) {
+        fprintf(stderr, "hvdrun: cannot find 'hvdrun' beside hvdrun-ssh\n");
+        return NULL;
+    }
+    sigprocmask(SIG_SETMASK, NULL, &now);
+    for (int i = 0; i < n; i++)
+        nodes[i] = s->hosts.hosts[i].name;
+    if ((st = srun_step_start(&spec, err, sizeof(err))) == NULL)
+        fprintf(stderr, "hvdrun: %s\n", err);
+    return st;
 }
 
 static int
@@ -670,8 +677,7 @@ setup(fleet *j)
     if (j->sigfd < 0 || hvdrun_links_begin() != 0)
         return -1;
     j->links_begun = 1;
-    if (j->s->launcher == LAUNCH_SLURM && !j->spec->check_only)
-        return start_step(j, remote ? remote : hvdrun);
+    j->step = j->spec->step; /* the caller's, started before hvdd */
     return 0;
 }
 
@@ -685,7 +691,6 @@ release(fleet *j)
         free(j->h[i].lines[1].p);
     }
     free(j->h);
-    srun_step_free(j->step);
     out_sink_release(&j->sinks[0]);
     out_sink_release(&j->sinks[1]);
     if (j->sigfd >= 0)
@@ -704,15 +709,13 @@ fleet_run(const fleet_spec *spec)
                .sigfd = -1,
                .events_fd = spec->events_fd,
                .failed = -1};
-    int code = 0;
+    int code;
 
     out_sink_init(&j.sinks[0], STDOUT_FILENO);
     out_sink_init(&j.sinks[1], STDERR_FILENO);
     sigemptyset(&j.old_mask);
-    if ((j.h = calloc(j.n, sizeof(*j.h))) == NULL || (code = setup(&j)) != 0) {
-        if (code != -2)
-            fprintf(stderr, "hvdrun: cannot set up the job: %s\n",
-                    strerror(errno));
+    if ((j.h = calloc(j.n, sizeof(*j.h))) == NULL || setup(&j) != 0) {
+        fprintf(stderr, "hvdrun: cannot set up the job: %s\n", strerror(errno));
         release(&j);
         return HVD_EXIT_LAUNCH;
     }

@@ -18,9 +18,15 @@ typedef struct fleet_spec {
     int events_fd;    /* hvdd's "abort REASON" lines, or -1 */
     int check_only;   /* --check-ssh: log in and run the agent's self-test */
     int *interrupted; /* set to the signal that stopped the job, or 0 */
+    struct srun_step *step; /* --launcher slurm: started by the caller */
 } fleet_spec;
 
 /* Returns hvdrun's exit code. */
 int fleet_run(const fleet_spec *spec);
+
+/* --launcher slurm: the srun step for the plan's nodes, authenticated
+ * with secret; started before hvdd, so that the two start at once.
+ * NULL after saying why on stderr. */
+struct srun_step *fleet_start_step(const settings *s, const char *secret);
 
 #endif
