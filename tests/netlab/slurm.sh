@@ -101,10 +101,14 @@ worker=$(for ((i = 1; i <= LAB_HOSTS; i++)); do ip netns pids "${LAB}h$i"; done 
     while read -r p; do grep -qz '^HOROVOD_RANK=0$' "/proc/$p/environ" 2>/dev/null && echo "$p"; done | head -n 1)
 token=$(tr '\0' '\n' <"/proc/$worker/environ" 2>/dev/null | sed -n 's/^HVDD_TOKEN=//p')
 check "held job: rank 0 has the job's token" [ ${#token} -ge 32 ]
-# (from a file: grep's own argv must not hold it)
-printf '%s\n' "$token" >"$TMP/token"
+# and the step's secret, from srun's environment
+secret=$(tr '\0' '\n' <"/proc/$srun_pid/environ" 2>/dev/null | sed -n 's/^HVDRUN_SRUN_SECRET=//p')
+check "held job: srun has the step's secret, not the job token" \
+    [ ${#secret} -ge 32 -a "$secret" != "$token" ]
+# (from a file: grep's own argv must not hold them)
+printf '%s\n%s\n' "$token" "$secret" >"$TMP/token"
 in_argv=$(grep -l -a -F -f "$TMP/token" /proc/[0-9]*/cmdline 2>/dev/null | wc -l)
-check "the token in no process's argv ($in_argv)" [ "$in_argv" -eq 0 ]
+check "neither the token nor the secret in any process's argv ($in_argv)" [ "$in_argv" -eq 0 ]
 agent=$(ip netns pids "${LAB}h1" | xargs -r ps -o pid=,comm= -p |
     awk '$2 == "hvdrun-agent" {print $1; exit}')
 no_secret() {

@@ -18,7 +18,7 @@ typedef struct srun_step_spec {
     size_t n;
     int whole_allocation; /* every node of the allocation: no --nodelist */
     const char *hvdrun;   /* the hvdrun the nodes run */
-    const char *secret;   /* the job's token */
+    const char *secret;   /* the step's own, made fresh */
     const sigset_t *unblock;
 } srun_step_spec;
 
