@@ -395,6 +395,7 @@ on_signals(fleet *j)
             tell_all(j, "kill\n");
             continue;
         }
+        progress_clear(&j->progress);
         fprintf(stderr,
                 "hvdrun: %s: stopping the workers on %d hosts (again to "
                 "kill)\n",
@@ -468,6 +469,7 @@ check_deadlines(fleet *j)
     double t = hvd_mono_now();
 
     if (!j->go_sent && !j->start_failed && t > j->start_deadline) {
+        progress_clear(&j->progress);
         fprintf(stderr,
                 "hvdrun: not every host was ready within %g s "
                 "(--start-timeout):",
@@ -508,6 +510,28 @@ check_deadlines(fleet *j)
             }
 }
 
+/* The progress line while agents start: how many are ready, failed. */
+static void
+show_progress(fleet *j)
+{
+    int ready = 0, failed = 0;
+
+    if (j->go_sent || j->spec->check_only) {
+        progress_clear(&j->progress);
+        return;
+    }
+    for (int i = 0; i < j->n; i++) {
+        ready += j->h[i].ready;
+        failed += j->h[i].error[0] != '\0';
+    }
+    /* what agents print goes out on a clean line */
+    if (j->sinks[0].len || j->sinks[1].len)
+        progress_clear(&j->progress);
+    out_sink_flush(&j->sinks[0]);
+    out_sink_flush(&j->sinks[1]);
+    progress_update(&j->progress, ready, failed);
+}
+
 static void
 loop(fleet *j)
 {
@@ -532,11 +556,13 @@ loop(fleet *j)
             tell_all(j, "go\n");
             j->go_sent = 1;
         }
+        show_progress(j);
         out_sink_flush(&j->sinks[0]);
         out_sink_flush(&j->sinks[1]);
         check_deadlines(j);
         fleet_elastic_check(j);
     }
+    progress_clear(&j->progress);
     for (int i = 0; i < j->n; i++)
         for (int k = 0; k < 2; k++)
             if (j->h[i].lines[k].len) /* a last line without newline */
@@ -726,6 +752,8 @@ fleet_run(const fleet_spec *spec)
         release(&j);
         return HVD_EXIT_LAUNCH;
     }
+    progress_init(&j.progress, j.n,
+                  !cfg_values_flag(&spec->s->values, CFG_OPT_VERBOSE));
     j.start_deadline =
         hvd_mono_now() +
         cfg_values_double(&spec->s->values, CFG_OPT_START_TIMEOUT, 30);

@@ -10,6 +10,7 @@
 #include "fleet.h"
 #include "hvdd_client.h"
 #include "output.h"
+#include "progress.h"
 
 #define LINE_LIMIT 65536
 
@@ -62,6 +63,7 @@ typedef struct fleet {
     int interrupted;
     int links_begun;        /* hvdrun_links_begin succeeded */
     struct srun_step *step; /* --launcher slurm: every node's agent */
+    progress progress;      /* the start's line on a terminal */
     char aborted[600];
     char user[256];
     char known_hosts[PATH_MAX];
