@@ -4,11 +4,12 @@
 # through salloc and sbatch as users run them; the hosts come from the
 # allocation, the agents from one srun step. Identity and the real NIC on
 # every rank, an allreduce across nodes, a failing rank, part of an
-# allocation, SIGINT, SIGTERM and SIGKILL of hvdrun, scancel, a stranger
+# allocation, an elastic job losing a node, SIGINT, SIGTERM and SIGKILL of hvdrun, scancel, a stranger
 # on the agents' port, the token in no argv; nothing left on any node
 # after each. Needs root.
 . "$(dirname "$0")/../integration/lib.sh"
 CHECK=${COLL_CHECK:?set COLL_CHECK to the coll_check program}
+ELASTIC=${ELASTIC_CHECK:?set ELASTIC_CHECK to the elastic_check program}
 . "$(dirname "$0")/lab.sh"
 . "$(dirname "$0")/slurm_lab.sh"
 
@@ -80,6 +81,16 @@ check "failing rank: salloc and hvdrun exit 7" [ "$RC" -eq 7 ]
 check "failing rank: says which rank and node" \
     grep -q "rank 3 on h2 exited with code 7" "$TMP/err"
 check "failing rank: nothing left on any node" within 10 nodes_clean
+
+# --- elastic under srun: a node's rank fails, the others go on ---
+sal -N 3 -n 6 "$HVDRUN" --min-np 2 -x ELASTIC_CHECK_DIE_HOST=h2 \
+    -x ELASTIC_CHECK_DIE_STEP=20 "$ELASTIC" 1 "$MARK"
+check "elastic: a rank of h2 fails, the job goes on and passes" [ "$RC" -eq 0 ]
+check "elastic: said, naming the node and the rest" \
+    grep -q "^hvdrun: host h2 failed (rank 2 exit 3); continuing with 4 ranks on h1,h3\$" "$TMP/err"
+check "elastic: 4 ranks right in round 1" \
+    [ "$(grep -c 'of 4 in round 1 (fresh 0): right' "$TMP/out")" -eq 4 ]
+check "elastic: nothing left on any node" within 10 nodes_clean
 
 # --- a job held up: a stranger on the agents' port, the token in no
 # --- argv, then SIGKILL of hvdrun ---
