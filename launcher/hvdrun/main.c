@@ -230,8 +230,7 @@ run_remote(settings *s, const envlist *base, worker_net *net, char **argv,
     spec.heartbeat = net->heartbeat;
     spec.events_fd = rv.events_fd;
     (void)argv;
-    code = fleet_run(&spec);
-    srun_step_free(spec.step); /* srun ends with its agents */
+    code = fleet_run(&spec); /* it frees the step */
     /* the end as hvdd saw it, when it went wrong (or on request) */
     if (code != 0 || cfg_values_flag(&s->values, CFG_OPT_VERBOSE))
         hvdrun_summary_print("127.0.0.1", rv.port, rv.token);

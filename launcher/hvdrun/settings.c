@@ -7,7 +7,6 @@
 #include "cli.h"
 #include "hvd_exit.h"
 #include "hostfile.h"
-#include "local_host.h"
 #include "slurm_alloc.h"
 
 static int
@@ -67,25 +66,25 @@ get_env(const char *name)
 }
 
 /* -H or a host file inside an allocation, no --launcher: srun when every
- * host other than this one is a node of the allocation, else SSH (hosts
- * outside it, or not by their Slurm names, are not srun's to reach). */
+ * host is a node of the allocation by its Slurm name, else SSH (hosts
+ * outside it, "localhost" or an address, are not srun's to reach). */
 static void
 check_auto_slurm(settings *s, const cfg_slurm_env *slurm)
 {
     cfg_hostlist nodes;
     size_t i, k;
+    int usable;
 
     if (cfg_values_get(&s->values, CFG_OPT_LAUNCHER) != NULL ||
         s->launcher != LAUNCH_SLURM)
         return;
     cfg_hostlist_init(&nodes);
-    if (cfg_slurm_hosts(slurm, &nodes, NULL) != 0)
-        nodes.count = 0;
+    usable = cfg_slurm_hosts(slurm, &nodes, NULL) == 0;
     for (i = 0; i < s->hosts.count; i++) {
-        for (k = 0; k < nodes.count; k++)
+        for (k = 0; usable && k < nodes.count; k++)
             if (strcmp(nodes.hosts[k].name, s->hosts.hosts[i].name) == 0)
                 break;
-        if (k == nodes.count && !host_is_local(s->hosts.hosts[i].name)) {
+        if (!usable || k == nodes.count) {
             s->launcher = LAUNCH_SSH;
             break;
         }

@@ -678,6 +678,12 @@ fleet_start_step(const settings *s, const char *secret)
     return st;
 }
 
+static void
+clear_progress(void *p)
+{
+    progress_clear(p);
+}
+
 static int
 setup(fleet *j)
 {
@@ -703,7 +709,8 @@ setup(fleet *j)
     if (j->sigfd < 0 || hvdrun_links_begin() != 0)
         return -1;
     j->links_begun = 1;
-    j->step = j->spec->step; /* the caller's, started before hvdd */
+    if (j->step) /* srun's lines go out on a clean line */
+        srun_step_on_print(j->step, clear_progress, &j->progress);
     return 0;
 }
 
@@ -717,6 +724,7 @@ release(fleet *j)
         free(j->h[i].lines[1].p);
     }
     free(j->h);
+    srun_step_free(j->step); /* srun ends with its agents */
     out_sink_release(&j->sinks[0]);
     out_sink_release(&j->sinks[1]);
     if (j->sigfd >= 0)
@@ -734,7 +742,8 @@ fleet_run(const fleet_spec *spec)
                .n = spec->s->plan.nhosts,
                .sigfd = -1,
                .events_fd = spec->events_fd,
-               .failed = -1};
+               .failed = -1,
+               .step = spec->step}; /* started before hvdd; ours to free */
     int code;
 
     out_sink_init(&j.sinks[0], STDOUT_FILENO);

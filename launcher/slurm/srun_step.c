@@ -58,7 +58,9 @@ struct srun_step {
     pid_t pid;
     out_line out[2]; /* srun's stdout, stderr */
     int done, code, cancelled, strangers;
-    int accepting;      /* listen_fd is watched */
+    int accepting; /* listen_fd is watched */
+    void (*before_print)(void *);
+    void *print_arg;
     double pause_until; /* out of descriptors: accept again after this */
     char last[512];
     pending pend[PENDING_MAX];
@@ -101,8 +103,23 @@ pause_accepting(srun_step *st, double seconds)
 /* ---- srun's own lines: relayed, the last one kept ---- */
 
 static void
+about_to_print(const srun_step *st)
+{
+    if (st->before_print)
+        st->before_print(st->print_arg);
+}
+
+void
+srun_step_on_print(srun_step *st, void (*before)(void *), void *arg)
+{
+    st->before_print = before;
+    st->print_arg = arg;
+}
+
+static void
 relay_line(srun_step *st, char *line)
 {
+    about_to_print(st);
     fprintf(stderr, "%s\n", line);
     snprintf(st->last, sizeof(st->last), "%.500s", line);
     if (strstr(line, "CANCELLED") || strstr(line, "has been revoked"))
@@ -165,11 +182,12 @@ reap(srun_step *st)
 static void
 stranger(srun_step *st, const pending *p, const char *why)
 {
-    if (st->strangers++ < STRANGERS_NAMED)
-        fprintf(stderr,
-                "hvdrun: refused a connection from %s to the agents' port: "
-                "%s\n",
-                p->peer, why);
+    if (st->strangers++ >= STRANGERS_NAMED)
+        return;
+    about_to_print(st);
+    fprintf(stderr,
+            "hvdrun: refused a connection from %s to the agents' port: %s\n",
+            p->peer, why);
 }
 
 static void

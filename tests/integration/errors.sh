@@ -61,6 +61,9 @@ check "-H with the allocation's nodes: srun, on those nodes" \
 hvd -H n1:2,elsewhere:1 --dry-run true
 check "-H with a host outside the allocation: SSH" \
     grep -qx 'agents: over SSH, one per host' "$TMP/out"
+hvd -H localhost:1,n1:2 --dry-run true
+check "-H localhost and a node: SSH (localhost is no node of srun's)" \
+    grep -qx 'agents: over SSH, one per host' "$TMP/out"
 hvd --launcher local -np 2 --dry-run true
 check "--launcher local inside an allocation: this host only" \
     [ "$(plan_hosts)" = "localhost localhost " ]

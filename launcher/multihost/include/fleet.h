@@ -18,7 +18,9 @@ typedef struct fleet_spec {
     int events_fd;    /* hvdd's "abort REASON" lines, or -1 */
     int check_only;   /* --check-ssh: log in and run the agent's self-test */
     int *interrupted; /* set to the signal that stopped the job, or 0 */
-    struct srun_step *step; /* --launcher slurm: started by the caller */
+    /* --launcher slurm: started by the caller, freed by fleet_run (while
+     * the stop signals are still blocked) */
+    struct srun_step *step;
 } fleet_spec;
 
 /* Returns hvdrun's exit code. */

@@ -47,6 +47,10 @@ int srun_step_code(const srun_step *st);
 const char *srun_step_last_line(const srun_step *st);
 int srun_step_cancelled(const srun_step *st);
 
+/* Calls before(arg) ahead of every line the step writes to stderr (srun's,
+ * a stranger's refusal): the fleet erases its progress line there. */
+void srun_step_on_print(srun_step *st, void (*before)(void *), void *arg);
+
 /* Closes node i's connections: its agent sees EOF and stops. */
 void srun_step_close_node(srun_step *st, size_t node);
 
