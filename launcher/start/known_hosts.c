@@ -64,17 +64,21 @@ known_hosts_entry(char *line, size_t size, int last, const char *host, int port,
     /* else the new line would run on from the file's last one */
     const char *nl = last != 0 && last != '\n' ? "\n" : "";
     const char *name;
-    char *b64;
+    char *b64, field[300];
     int n;
 
+    /* a key recorded under a host field libssh2 cannot match would read as
+     * unknown at every login: refuse it instead */
+    if (port == 22)
+        n = snprintf(field, sizeof(field), "%s", host);
+    else
+        n = snprintf(field, sizeof(field), "[%s]:%d", host, port);
+    if (n < 0 || n > KH_HOST_FIELD_MAX)
+        return -1;
     if (key_kind(type, &name) < 0 || (b64 = malloc(len * 2 + 8)) == NULL)
         return -1;
     base64_encode((const unsigned char *)key, len, b64, len * 2 + 8, 1);
-    if (port == 22)
-        n = snprintf(line, size, "%s%s %s %s\n", nl, host, name, b64);
-    else
-        n = snprintf(line, size, "%s[%s]:%d %s %s\n", nl, host, port, name,
-                     b64);
+    n = snprintf(line, size, "%s%s %s %s\n", nl, field, name, b64);
     free(b64);
     if (n < 0 || (size_t)n >= size || (size_t)n - strlen(nl) > KH_LINE_MAX)
         return -1;

@@ -111,6 +111,24 @@ START_TEST(entry_plain_and_with_port)
 }
 END_TEST
 
+/* Found by fuzz_known_hosts: libssh2 cannot match "[HOST]:PORT" of 255
+ * characters or more, so no such entry is written; on port 22 the plain
+ * name of the same host is short enough, written and found. */
+START_TEST(long_bracketed_host_refused)
+{
+    char line[600], host[251], *k = fake_key(279, 1);
+
+    memset(host, 'a', 250);
+    host[250] = '\0';
+    ck_assert_int_eq(known_hosts_entry(line, sizeof(line), 0, host, 4444,
+                                       LIBSSH2_HOSTKEY_TYPE_ED25519, k, 279),
+                     -1);
+    ck_assert_int_gt(record(host, 22, k, 279), 0);
+    ck_assert_int_eq(lookup(host, 22, k, 279), KH_MATCH);
+    free(k);
+}
+END_TEST
+
 START_TEST(recorded_key_is_found)
 {
     char *k1 = fake_key(279, 1), *k2 = fake_key(279, 2);
@@ -219,6 +237,7 @@ suite(void)
 
     tcase_add_checked_fixture(tc, setup, teardown);
     ADD(tc, entry_plain_and_with_port);
+    ADD(tc, long_bracketed_host_refused);
     ADD(tc, recorded_key_is_found);
     ADD(tc, record_after_unterminated_line);
     ADD(tc, longest_entry_is_read_back);

@@ -27,12 +27,16 @@ int known_hosts_lookup(LIBSSH2_KNOWNHOSTS *kh, const char *host, int port,
  * one is cut in two, its key truncated (the host then looks changed) and
  * the rest read as a broken line that ends the reading of the file. */
 #define KH_LINE_MAX 4091 /* with its newline */
+/* libssh2 1.10 never matches a host field ("HOST" or "[HOST]:PORT") of 255
+ * characters or more: such an entry would be written and never found. */
+#define KH_HOST_FIELD_MAX 254
 
 /* The line known_hosts_check appends for a new key to a file whose last
  * byte is last (0 for an empty file): "HOST TYPE BASE64\n" ("[HOST]:PORT
  * ..." off port 22), after a newline when last is not one. Written into
  * line; its length, or -1 when the key type is unknown, the line does not
- * fit in size or is longer than KH_LINE_MAX. */
+ * fit in size or is longer than KH_LINE_MAX, or the host field is longer
+ * than KH_HOST_FIELD_MAX. */
 int known_hosts_entry(char *line, size_t size, int last, const char *host,
                       int port, int type, const char *key, size_t len);
 
