@@ -124,8 +124,7 @@ print_launch(const settings *s, FILE *f)
     srun_step_spec spec = {
         .nodes = nodes,
         .n = (size_t)s->plan.nhosts,
-        .whole_allocation =
-            s->from_allocation && (size_t)s->plan.nhosts == s->hosts.count,
+        .whole_allocation = settings_whole_allocation(s),
         .hvdrun = "hvdrun",
     };
 

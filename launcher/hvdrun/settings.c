@@ -182,6 +182,12 @@ check_elastic(settings *s)
 }
 
 int
+settings_whole_allocation(const settings *s)
+{
+    return s->from_allocation && (size_t)s->plan.nhosts == s->hosts.count;
+}
+
+int
 settings_elastic(const settings *s)
 {
     return cfg_values_get(&s->values, CFG_OPT_MIN_NP) != NULL ||

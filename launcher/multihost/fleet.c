@@ -510,25 +510,24 @@ check_deadlines(fleet *j)
             }
 }
 
-/* The progress line while agents start: how many are ready, failed. */
+/* Writes the output gathered this turn, and around it the progress line
+ * while agents start (how many are ready, failed): what agents print goes
+ * out on a clean line, and the line goes once the job runs. */
 static void
-show_progress(fleet *j)
+flush_output(fleet *j)
 {
-    int ready = 0, failed = 0;
+    int starting = !j->go_sent && !j->spec->check_only, ready = 0, failed = 0;
 
-    if (j->go_sent || j->spec->check_only) {
+    if (!starting || j->sinks[0].len || j->sinks[1].len)
         progress_clear(&j->progress);
+    out_sink_flush(&j->sinks[0]);
+    out_sink_flush(&j->sinks[1]);
+    if (!starting)
         return;
-    }
     for (int i = 0; i < j->n; i++) {
         ready += j->h[i].ready;
         failed += j->h[i].error[0] != '\0';
     }
-    /* what agents print goes out on a clean line */
-    if (j->sinks[0].len || j->sinks[1].len)
-        progress_clear(&j->progress);
-    out_sink_flush(&j->sinks[0]);
-    out_sink_flush(&j->sinks[1]);
     progress_update(&j->progress, ready, failed);
 }
 
@@ -556,9 +555,7 @@ loop(fleet *j)
             tell_all(j, "go\n");
             j->go_sent = 1;
         }
-        show_progress(j);
-        out_sink_flush(&j->sinks[0]);
-        out_sink_flush(&j->sinks[1]);
+        flush_output(j);
         check_deadlines(j);
         fleet_elastic_check(j);
     }
@@ -659,7 +656,7 @@ fleet_start_step(const settings *s, const char *secret)
     srun_step_spec spec = {
         .nodes = nodes,
         .n = (size_t)n,
-        .whole_allocation = s->from_allocation && (size_t)n == s->hosts.count,
+        .whole_allocation = settings_whole_allocation(s),
         .hvdrun = remote ? remote : hvdrun,
         .secret = secret,
         .unblock = &now,

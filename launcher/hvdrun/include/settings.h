@@ -30,6 +30,9 @@ typedef struct settings {
  * set when they were printed. */
 int settings_load(int argc, char **argv, settings *s, int *done);
 void settings_release(settings *s);
+/* The plan takes every node of the Slurm allocation it came from: srun
+ * then needs no --nodelist. */
+int settings_whole_allocation(const settings *s);
 /* An elastic job: --min-np or --max-np was given. */
 int settings_elastic(const settings *s);
 
