@@ -6,7 +6,9 @@
  *   POST /v1/agent/decision  {"host"}  -> this host's interface, or 409
  *   POST /v1/agent/heartbeat {"host"}  while its workers run
  *   POST /v1/agent/exit      {"host"}  its workers are done
- * targets and decision are held until every agent has got that far. */
+ * targets and decision are held until every agent has got that far. An
+ * agent of a host that joins later (POST /v1/host) gets no targets and
+ * its address on the network chosen before. */
 #include <stdio.h>
 #include <string.h>
 
@@ -118,6 +120,11 @@ do_targets(hvdd_state *st, const hvdd_request *rq, hvdd_response *rs, json_t *b)
             hvdd_reply_wait(rs, "agents", HVDD_MAX_WAIT_MS);
         return;
     }
+    if (st->roster.agents.decided == 1) { /* a late agent: no probes */
+        hvdd_reply_json(rs, 200, json_pack("{ss ss si s[]}", "peer", "", "id",
+                                           "", "port", 0, "addrs"));
+        return;
+    }
     next = (h + 1) % st->roster.agents.nhosts;
     peer = &st->roster.agents.hosts[next];
     addrs = json_array();
@@ -186,6 +193,8 @@ do_decision(hvdd_state *st, const hvdd_request *rq, hvdd_response *rs,
             hvdd_reply_wait(rs, "nic", HVDD_MAX_WAIT_MS);
     } else if (a->decided < 0) {
         hvdd_reply_text(rs, 409, "%s", a->error);
+    } else if (a->hosts[h].error[0]) { /* late, and off the network */
+        hvdd_reply_text(rs, 409, "%s", a->hosts[h].error);
     } else {
         hvdd_reply_json(rs, 200,
                         json_pack("{ss ss ss ss}", "network", a->network,

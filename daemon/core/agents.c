@@ -33,6 +33,25 @@ hvdd_agents_release(agents *a)
     memset(a, 0, sizeof(*a));
 }
 
+/* An agent that registers after the choice: its address on the chosen
+ * network, if it has one (without probes: the others' responders are
+ * gone; the workers' own connections are the test). */
+static void
+pick_late(agents *a, int h)
+{
+    agent_info *ai = &a->hosts[h];
+
+    ai->late = 1;
+    if (strcmp(a->network, "loopback") == 0)
+        snprintf(ai->error, sizeof(ai->error),
+                 "the job started on one host and its workers use loopback: "
+                 "no other host can join it");
+    else if (hvdd_nic_pick_in(&ai->nic, a->network, &a->picks[h]) != 0)
+        snprintf(ai->error, sizeof(ai->error),
+                 "host '%s' has no address on the job's network %s",
+                 ai->nic.name, a->network);
+}
+
 int
 hvdd_agents_register(agents *a, int h, const char *name, const char *id,
                      int probe_port, const nic_addr *addrs, int naddrs,
@@ -62,7 +81,35 @@ hvdd_agents_register(agents *a, int h, const char *name, const char *id,
     ai->nic.naddrs = naddrs;
     ai->probe_port = probe_port;
     ai->registered = 1;
+    if (a->decided == 1)
+        pick_late(a, h);
     return 0;
+}
+
+int
+hvdd_agents_add(agents *a)
+{
+    agent_info *hosts = realloc(a->hosts, sizeof(*hosts) * ((size_t)a->nhosts + 1));
+    nic_pick *picks;
+
+    if (hosts == NULL)
+        return -1;
+    a->hosts = hosts;
+    if ((picks = realloc(a->picks, sizeof(*picks) * ((size_t)a->nhosts + 1))) == NULL)
+        return -1;
+    a->picks = picks;
+    memset(&a->hosts[a->nhosts], 0, sizeof(*hosts));
+    memset(&a->picks[a->nhosts], 0, sizeof(*picks));
+    return a->nhosts++;
+}
+
+void
+hvdd_agents_forget(agents *a, int h)
+{
+    if (h >= 0 && h < a->nhosts) {
+        memset(&a->hosts[h], 0, sizeof(a->hosts[h]));
+        memset(&a->picks[h], 0, sizeof(a->picks[h]));
+    }
 }
 
 int
@@ -132,6 +179,10 @@ hvdd_agents_report(agents *a, int h, const nic_probe *results, int n, char *err,
         }
         a->probes = p;
         a->cap = cap;
+    }
+    if (a->hosts[h].late) { /* the choice is made: nothing to add */
+        a->hosts[h].reported = 1;
+        return 0;
     }
     for (int i = 0; i < n; i++) {
         a->probes[a->nprobes] = results[i];

@@ -118,42 +118,79 @@ keep_list(const hvdd_state *st, hvdd_response *rs, json_t *keep, int *n,
     return sv;
 }
 
+/* The round's hosts: "hosts", cut with "trim" to the workers that run,
+ * then "add" (hosts that join, with new workers only) after them. 0, or
+ * 1 after replying (a bad spec, or "min" not met). */
+static int
+round_spec(const hvdd_state *st, hvdd_response *rs, json_t *b, int registered,
+           char *spec, size_t size)
+{
+    const char *hosts = json_string_value(json_object_get(b, "hosts"));
+    const char *add = json_string_value(json_object_get(b, "add"));
+    int ranks = -1, added = 0;
+    size_t at;
+    cfg_hostlist more;
+    cfg_err e;
+
+    if (hosts[0] == '\0') { /* every host of the last round is gone */
+        spec[0] = '\0';
+        ranks = 0;
+    } else if (registered && json_is_true(json_object_get(b, "trim"))) {
+        ranks = hvdd_roster_trim_spec(&st->roster, hosts, spec, size);
+    } else if (snprintf(spec, size, "%s", hosts) < (int)size) {
+        ranks = 0;
+    }
+    if (ranks < 0) {
+        hvdd_reply_text(rs, 409, "round: bad hosts '%s'", hosts);
+        return 1;
+    }
+    if (add && add[0]) {
+        cfg_hostlist_init(&more);
+        if (cfg_hostspec_parse(add, &more, &e) != 0 ||
+            (at = strlen(spec)) + strlen(add) + 2 > size) {
+            cfg_hostlist_release(&more);
+            hvdd_reply_text(rs, 409, "round: bad \"add\" '%s'", add);
+            return 1;
+        }
+        added = (int)cfg_hostlist_slots(&more);
+        cfg_hostlist_release(&more);
+        snprintf(spec + at, size - at, "%s%s", at ? "," : "", add);
+    }
+    if (ranks + added == 0 && registered &&
+        json_is_true(json_object_get(b, "trim")) &&
+        int_member(b, "min", 0) <= 0) {
+        hvdd_reply_text(rs, 409, "round: no worker of hosts '%s' is registered",
+                        hosts);
+        return 1;
+    }
+    return json_is_true(json_object_get(b, "trim")) &&
+           too_few(st, rs, b, ranks + added);
+}
+
 /* POST /v1/round (the launcher): {"hosts": "a:2,c:2", "keep": [{"host":
- * H, "pid": P}, ...] or "registered", "trim"?, "min"?} starts the next
- * round; the answer is the round and who has each rank (pid 0: a new
+ * H, "pid": P}, ...] or "registered", "trim"?, "min"?, "add"?} starts the
+ * next round; the answer is the round and who has each rank (pid 0: a new
  * worker's). */
 static void
 do_round(hvdd_state *st, hvdd_response *rs, json_t *b)
 {
-    const char *hosts = json_string_value(json_object_get(b, "hosts"));
     hvdd_survivor *sv;
     json_t *ranks;
-    char err[512] = "", trimmed[4096];
-    int r, n = 0, registered, trimmed_ranks = -1;
+    char err[512] = "", spec[8192];
+    int r, n = 0, registered;
 
-    if (hosts == NULL) {
+    if (!json_is_string(json_object_get(b, "hosts"))) {
         hvdd_reply_text(rs, 400, "round needs \"hosts\" (a -H spec)");
         return;
     }
     if ((sv = keep_list(st, rs, json_object_get(b, "keep"), &n, &registered)) ==
         NULL)
         return;
-    if (registered && json_is_true(json_object_get(b, "trim"))) {
-        trimmed_ranks =
-            hvdd_roster_trim_spec(&st->roster, hosts, trimmed, sizeof(trimmed));
-        if (trimmed_ranks < 0)
-            hvdd_reply_text(rs, 409, "round: bad hosts '%s'", hosts);
-        else if (trimmed_ranks == 0 && int_member(b, "min", 0) <= 0)
-            hvdd_reply_text(
-                rs, 409, "round: no worker of hosts '%s' is registered", hosts);
-        else
-            hosts = trimmed;
-        if (hosts != trimmed || too_few(st, rs, b, trimmed_ranks)) {
-            free(sv);
-            return;
-        }
+    if (round_spec(st, rs, b, registered, spec, sizeof(spec)) != 0) {
+        free(sv);
+        return;
     }
-    r = hvdd_roster_new_round(&st->roster, hosts, sv, n, &st->kv, err,
+    r = hvdd_roster_new_round(&st->roster, spec, sv, n, &st->kv, err,
                               sizeof(err));
     free(sv);
     if (r != 0) {
@@ -175,6 +212,27 @@ do_round(hvdd_state *st, hvdd_response *rs, json_t *b)
                     json_pack("{sb si si so*}", "started", 1, "round",
                               st->roster.round, "size", st->roster.size,
                               "ranks", ranks));
+}
+
+/* POST /v1/host (the launcher): {"host": "x"} takes a host into a running
+ * job (elastic growth, or a host back after its cooldown); its agent then
+ * registers, and a round gives it ranks ("add"). */
+static void
+do_host(hvdd_state *st, hvdd_response *rs, json_t *b)
+{
+    const char *host = json_string_value(json_object_get(b, "host"));
+    char err[512];
+    int h;
+
+    if (host == NULL || host[0] == '\0' || strlen(host) > 255) {
+        hvdd_reply_text(rs, 400, "host needs \"host\" (a host name)");
+        return;
+    }
+    if ((h = hvdd_roster_add_host(&st->roster, host, err, sizeof(err))) < 0) {
+        hvdd_reply_text(rs, 409, "host: %s", err);
+        return;
+    }
+    hvdd_reply_json(rs, 200, json_pack("{si}", "index", h));
 }
 
 /* POST /v1/rejoin (a worker of the last round): {"host", "pid", "after",
@@ -341,7 +399,7 @@ hvdd_control_route(hvdd_state *st, const hvdd_request *rq, hvdd_response *rs)
         hvdd_reply_text(
             rs,
             strstr("status register barrier heartbeat exit abort round "
-                   "rejoin",
+                   "rejoin host",
                    what) &&
                     what[0]
                 ? 405
@@ -363,6 +421,8 @@ hvdd_control_route(hvdd_state *st, const hvdd_request *rq, hvdd_response *rs)
         do_round(st, rs, b);
     else if (strcmp(what, "rejoin") == 0)
         do_rejoin(st, rq, rs, b);
+    else if (strcmp(what, "host") == 0)
+        do_host(st, rs, b);
     else if (!hvdd_agent_route(st, what, rq, rs, b))
         hvdd_reply_text(rs, 404, "POST /v1/%s: no such route", what);
     json_decref(b);

@@ -37,6 +37,18 @@ addr_in(const nic_host *h, const char *network)
     return -1;
 }
 
+int
+hvdd_nic_pick_in(const nic_host *h, const char *network, nic_pick *pick)
+{
+    int i = addr_in(h, network);
+
+    if (i < 0)
+        return -1;
+    snprintf(pick->iface, sizeof(pick->iface), "%s", h->addrs[i].iface);
+    snprintf(pick->addr, sizeof(pick->addr), "%s", h->addrs[i].addr);
+    return 0;
+}
+
 /* What host `from` got back when it probed addr; NULL: never probed. */
 static const char *
 probe_answer(const nic_probe *p, int n, int from, const char *addr)

@@ -315,8 +315,9 @@ check_agents(hvdd_roster *j, double now)
         const agent_info *a = &j->agents.hosts[h];
         if (!a->registered || a->finished ||
             now - a->last_seen <= j->heartbeat_timeout ||
-            (j->round > 0 && cfg_plan_first_rank(&j->plan, h) < 0))
-            continue; /* (a host an elastic round dropped is not watched) */
+            cfg_plan_first_rank(&j->plan, h) < 0)
+            continue; /* (a host the round has no rank on is not watched:
+                       * one that left, or one still joining) */
         snprintf(reason, sizeof(reason),
                  "the agent of host '%s' sent no heartbeat for %.1f s",
                  j->hosts.hosts[h].name, now - a->last_seen);
@@ -354,7 +355,7 @@ hvdd_roster_check_heartbeats(hvdd_roster *j, double now)
 int
 hvdd_roster_host_index(const hvdd_roster *j, const char *name)
 {
-    for (int h = 0; j->has_plan && h < j->plan.nhosts; h++)
+    for (int h = 0; j->has_plan && h < j->job_hosts; h++)
         if (strcmp(j->hosts.hosts[h].name, name) == 0)
             return h;
     return -1;

@@ -207,3 +207,38 @@ hvdd_roster_rejoin(const hvdd_roster *j, const char *host, int pid, int after)
             return r;
     return -1;
 }
+
+int
+hvdd_roster_add_host(hvdd_roster *j, const char *name, char *err,
+                     size_t errlen)
+{
+    cfg_host host = {.name = (char *)name, .slots = 1};
+    int h = hvdd_roster_host_index(j, name);
+    cfg_err e;
+
+    if (!j->has_plan || j->agents.decided != 1 ||
+        j->hosts.count != (size_t)j->job_hosts) {
+        snprintf(err, errlen,
+                 "hosts join a running job only, once its network is chosen");
+        return -1;
+    }
+    if (h >= 0 && cfg_plan_first_rank(&j->plan, h) >= 0) {
+        snprintf(err, errlen, "host '%s' has ranks in round %d", name,
+                 j->round);
+        return -1;
+    }
+    if (h >= 0) { /* it left and comes back: its agent registers again */
+        hvdd_agents_forget(&j->agents, h);
+        return h;
+    }
+    if (!cfg_host_name_valid(name)) {
+        snprintf(err, errlen, "bad host name '%.200s'", name);
+        return -1;
+    }
+    if (cfg_hostlist_add(&j->hosts, &host, &e) != 0 ||
+        hvdd_agents_add(&j->agents) != j->job_hosts) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    return j->job_hosts++;
+}

@@ -723,6 +723,111 @@ START_TEST(bad_rounds)
 }
 END_TEST
 
+/* An agent of host `name` with one interface; the status of the call. */
+static int
+agent_with(const char *name, const char *iface, const char *addr, int prefix)
+{
+    char body[512];
+
+    snprintf(body, sizeof(body),
+             "{\"host\":\"%s\",\"id\":\"id-%s\",\"probe_port\":7100,"
+             "\"interfaces\":[{\"name\":\"%s\",\"addr\":\"%s\","
+             "\"prefix\":%d}]}",
+             name, name, iface, addr, prefix);
+    conn_state = -1;
+    return call("POST", "/v1/agent", AUTH, body, NULL, 1, 0);
+}
+
+static int
+agent_call(const char *what, const char *name, const char *extra)
+{
+    char path[64], body[256];
+
+    snprintf(path, sizeof(path), "/v1/agent/%s", what);
+    snprintf(body, sizeof(body), "{\"host\":\"%s\"%s}", name, extra);
+    conn_state = -1;
+    return call("POST", path, AUTH, body, NULL, 1, 0);
+}
+
+static int
+add_host(const char *name)
+{
+    char body[128];
+
+    snprintf(body, sizeof(body), "{\"host\":\"%s\"}", name);
+    return call("POST", "/v1/host", AUTH, body, NULL, 1, 0);
+}
+
+/* Hosts join a running job: d is taken in after the network choice, its
+ * agent gets its address on that network without probes, and a round
+ * gives it new ranks after the running ones; e, off the network, is told
+ * why; b leaves and comes back, its agent registering again. */
+START_TEST(hosts_join_a_running_job)
+{
+    start(3, "a:1,b:1,c:1");
+    ck_assert_int_eq(add_host("d"), 409); /* the network is not chosen */
+    ck_assert(body_has("once its network is chosen"));
+    agents_report_in(1);
+    for (int r = 0; r < 3; r++)
+        ck_assert_int_eq(reg(r == 0 ? "a" : r == 1 ? "b" : "c", 100 + r, r, 0),
+                         200);
+    ck_assert_int_eq(add_host("a"), 409);
+    ck_assert(body_has("host 'a' has ranks in round 0"));
+    ck_assert_int_eq(add_host("bad name"), 409);
+    ck_assert_int_eq(add_host("d"), 200);
+    ck_assert(body_has("\"index\":3"));
+    ck_assert_int_eq(agent_with("d", "eth1", "10.1.0.4", 16), 200);
+    ck_assert_int_eq(agent_call("targets", "d", ""), 200);
+    ck_assert(body_has("\"addrs\":[]"));
+    ck_assert_int_eq(agent_call("probes", "d", ",\"results\":[]"), 200);
+    ck_assert_int_eq(agent_call("decision", "d", ""), 200);
+    ck_assert(body_has("\"iface\":\"eth1\""));
+    ck_assert(body_has("\"addr\":\"10.1.0.4\""));
+    ck_assert_int_eq(add_host("e"), 200);
+    ck_assert_int_eq(agent_with("e", "eth0", "192.168.7.5", 24), 200);
+    ck_assert_int_eq(agent_call("decision", "e", ""), 409);
+    ck_assert(body_has("host 'e' has no address on the job's network "
+                       "10.1.0.0/16"));
+    /* d's two new ranks come after the three that run */
+    ck_assert_int_eq(call("POST", "/v1/round", AUTH,
+                          "{\"hosts\":\"a:1,b:1,c:1\",\"keep\":"
+                          "\"registered\",\"trim\":true,\"min\":5,"
+                          "\"add\":\"d:2\"}",
+                          NULL, 1, 0),
+                     200);
+    ck_assert(body_has("\"size\":5"));
+    ck_assert(body_has("{\"host\":\"c\",\"pid\":102},{\"host\":\"d\","
+                       "\"pid\":0},{\"host\":\"d\",\"pid\":0}]"));
+    ck_assert_int_eq(reg("d", 200, 4, 1), 200);
+    ck_assert(body_has("\"local_rank\":1,\"local_size\":2"));
+    ck_assert(body_has("\"iface\":\"eth1\""));
+    ck_assert(body_has("\"fresh\":true"));
+    /* b fails and leaves; later it comes back with a new agent */
+    ck_assert_int_eq(call("POST", "/v1/round", AUTH,
+                          "{\"hosts\":\"a:1,c:1,d:2\",\"keep\":"
+                          "\"registered\",\"trim\":true}",
+                          NULL, 1, 0),
+                     200);
+    ck_assert_int_eq(agent_with("b", "ens5", "10.1.0.2", 16), 409);
+    ck_assert_int_eq(add_host("b"), 200);
+    ck_assert(body_has("\"index\":1"));
+    ck_assert_int_eq(agent_with("b", "ens5", "10.1.0.2", 16), 200);
+    ck_assert_int_eq(agent_call("decision", "b", ""), 200);
+    ck_assert(body_has("\"addr\":\"10.1.0.2\""));
+}
+END_TEST
+
+/* A one-host job uses loopback: no other host can join it. */
+START_TEST(no_host_joins_a_loopback_job)
+{
+    start(2, "a:2");
+    ck_assert_int_eq(add_host("z"), 200);
+    ck_assert_int_eq(agent_with("z", "eth0", "10.1.0.9", 16), 200);
+    ck_assert_int_eq(agent_call("decision", "z", ""), 409);
+    ck_assert(body_has("workers use loopback: no other host can join it"));
+}
+END_TEST
+
 static Suite *
 suite(void)
 {
@@ -753,6 +858,8 @@ suite(void)
     ADD(tc, round_with_new_workers);
     ADD(tc, round_keeps_the_registered);
     ADD(tc, bad_rounds);
+    ADD(tc, hosts_join_a_running_job);
+    ADD(tc, no_host_joins_a_loopback_job);
     suite_add_tcase(s, tc);
     return s;
 }

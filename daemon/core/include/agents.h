@@ -14,6 +14,8 @@ typedef struct agent_info {
     nic_host nic;     /* id and interfaces */
     double last_seen; /* its registration or last heartbeat */
     int finished;     /* its workers are done: no more heartbeats */
+    int late;         /* registered after the network was chosen */
+    char error[256];  /* late: why it cannot use the job's network */
 } agent_info;
 
 typedef struct agents {
@@ -37,6 +39,12 @@ int hvdd_agents_register(agents *a, int h, const char *name, const char *id,
                          int probe_port, const nic_addr *addrs, int naddrs,
                          char *err, size_t errlen);
 int hvdd_agents_all_registered(const agents *a);
+/* Elastic growth, once the network is chosen: one more host (its index,
+ * or -1 out of memory), and a host whose agent will register again (a
+ * host that left and comes back). A late agent does not probe: it gets
+ * its address on the chosen network, or an error naming why not. */
+int hvdd_agents_add(agents *a);
+void hvdd_agents_forget(agents *a, int h);
 /* 1 when a registered agent reported addr as one of its host's. */
 int hvdd_agents_has_addr(const agents *a, const char *addr);
 

@@ -52,4 +52,8 @@ int hvdd_nic_choose(const nic_host *hosts, int nhosts, const nic_probe *probes,
 /* 1 when addr is a candidate: not loopback, not link-local. */
 int hvdd_nic_candidate(const char *addr);
 
+/* Host h's interface and address in network (as hvdd_nic_choose wrote
+ * it): 0, or -1 when h has none there. */
+int hvdd_nic_pick_in(const nic_host *h, const char *network, nic_pick *pick);
+
 #endif

@@ -133,6 +133,12 @@ int hvdd_roster_trim_spec(const hvdd_roster *j, const char *spec, char *out,
  * that round has not started, -1 when the worker is not in it. */
 int hvdd_roster_rejoin(const hvdd_roster *j, const char *host, int pid,
                        int after);
+/* A host joins the job (elastic growth): a new name gets the next index,
+ * a host that left is taken back (its agent registers again). Refused
+ * before the network is chosen and for a host with ranks in this round.
+ * Its index, or -1 with err. Rounds may then give it ranks. */
+int hvdd_roster_add_host(hvdd_roster *j, const char *name, char *err,
+                         size_t errlen);
 /* What a new round resets (roster.c): the scope sizes and barriers. */
 int hvdd_roster_reset_round_state(hvdd_roster *j, kvstore *kv, char *err,
                                   size_t errlen);
