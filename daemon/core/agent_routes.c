@@ -121,8 +121,9 @@ do_targets(hvdd_state *st, const hvdd_request *rq, hvdd_response *rs, json_t *b)
         return;
     }
     if (st->roster.agents.decided == 1) { /* a late agent: no probes */
-        hvdd_reply_json(rs, 200, json_pack("{ss ss si s[]}", "peer", "", "id",
-                                           "", "port", 0, "addrs"));
+        hvdd_reply_json(rs, 200,
+                        json_pack("{ss ss si s[]}", "peer", "", "id", "",
+                                  "port", 0, "addrs"));
         return;
     }
     next = (h + 1) % st->roster.agents.nhosts;

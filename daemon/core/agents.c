@@ -89,13 +89,15 @@ hvdd_agents_register(agents *a, int h, const char *name, const char *id,
 int
 hvdd_agents_add(agents *a)
 {
-    agent_info *hosts = realloc(a->hosts, sizeof(*hosts) * ((size_t)a->nhosts + 1));
+    agent_info *hosts =
+        realloc(a->hosts, sizeof(*hosts) * ((size_t)a->nhosts + 1));
     nic_pick *picks;
 
     if (hosts == NULL)
         return -1;
     a->hosts = hosts;
-    if ((picks = realloc(a->picks, sizeof(*picks) * ((size_t)a->nhosts + 1))) == NULL)
+    if ((picks = realloc(a->picks, sizeof(*picks) * ((size_t)a->nhosts + 1))) ==
+        NULL)
         return -1;
     a->picks = picks;
     memset(&a->hosts[a->nhosts], 0, sizeof(*hosts));

@@ -209,8 +209,7 @@ hvdd_roster_rejoin(const hvdd_roster *j, const char *host, int pid, int after)
 }
 
 int
-hvdd_roster_add_host(hvdd_roster *j, const char *name, char *err,
-                     size_t errlen)
+hvdd_roster_add_host(hvdd_roster *j, const char *name, char *err, size_t errlen)
 {
     cfg_host host = {.name = (char *)name, .slots = 1};
     int h = hvdd_roster_host_index(j, name);

@@ -769,7 +769,10 @@ START_TEST(hosts_join_a_running_job)
     ck_assert(body_has("once its network is chosen"));
     agents_report_in(1);
     for (int r = 0; r < 3; r++)
-        ck_assert_int_eq(reg(r == 0 ? "a" : r == 1 ? "b" : "c", 100 + r, r, 0),
+        ck_assert_int_eq(reg(r == 0   ? "a"
+                             : r == 1 ? "b"
+                                      : "c",
+                             100 + r, r, 0),
                          200);
     ck_assert_int_eq(add_host("a"), 409);
     ck_assert(body_has("host 'a' has ranks in round 0"));
