@@ -111,6 +111,30 @@ choice_ok(const char *words, const char *v)
     }
 }
 
+/* "MIN MAX" or "MIN,MAX", numbers with MIN <= MAX, as "MIN MAX". */
+static int
+normalise_range(const char *v, char *buf, size_t size, cfg_err *e)
+{
+    char copy[128], lo[64], hi[64], rest;
+    double a, b;
+
+    if (strlen(v) >= sizeof(copy))
+        return cfg_fail(e, CFG_EINVAL, "expects two numbers MIN MAX");
+    memcpy(copy, v, strlen(v) + 1);
+    for (char *c = copy; *c; c++)
+        if (*c == ',')
+            *c = ' ';
+    if (sscanf(copy, "%63s %63s %c", lo, hi, &rest) != 2 ||
+        hvd_parse_double(lo, 0, 1e9, &a) != 0 ||
+        hvd_parse_double(hi, 0, 1e9, &b) != 0 || a > b)
+        return cfg_fail(e, CFG_EINVAL,
+                        "expects two numbers MIN MAX, 0 <= MIN <= MAX, not "
+                        "'%s'",
+                        v);
+    snprintf(buf, size, "%s %s", lo, hi);
+    return 0;
+}
+
 /* Checks value against the option's type; writes the normalised form. */
 static int
 normalise(const cfg_option *o, const char *v, char *buf, size_t size,
@@ -144,6 +168,8 @@ normalise(const cfg_option *o, const char *v, char *buf, size_t size,
             return cfg_fail(e, CFG_EINVAL, "expects one of %s, not '%s'",
                             o->arg, v);
         break;
+    case CFG_T_RANGE:
+        return normalise_range(v, buf, size, e);
     case CFG_T_STR:
     case CFG_T_LIST:
         if (v[0] == '\0')

@@ -17,7 +17,9 @@ typedef enum cfg_argtype {
     CFG_T_UNIT,   /* number in [0, 1] */
     CFG_T_STR,    /* any non-empty text */
     CFG_T_LIST,   /* repeatable text */
-    CFG_T_CHOICE  /* one of the '|'-separated words in `arg` */
+    CFG_T_CHOICE, /* one of the '|'-separated words in `arg` */
+    CFG_T_RANGE   /* two numbers MIN <= MAX: two words on the command line,
+                   * "MIN MAX" or "MIN,MAX" in one; stored "MIN MAX" */
 } cfg_argtype;
 
 /* How a setting becomes a worker variable. */
@@ -65,6 +67,17 @@ typedef enum cfg_xform {
     X(RESET_LIMIT, "reset-limit", NULL, CFG_T_INT, "reset_limit", NULL,        \
       CFG_X_NONE, NONE, "N",                                                   \
       "elastic: fail after N changes of hosts (default: no limit)")            \
+    X(HOST_DISCOVERY_SCRIPT, "host-discovery-script", NULL, CFG_T_STR,         \
+      "host_discovery_script", NULL, CFG_X_NONE, NONE, "COMMAND",              \
+      "elastic: a command that prints the hosts, 'host[:slots]' per line; "    \
+      "run every second")                                                      \
+    X(SLOTS_PER_HOST, "slots-per-host", NULL, CFG_T_POSINT, "slots_per_host",  \
+      NULL, CFG_X_NONE, NONE, "N",                                             \
+      "elastic: slots of a discovered host that names none (default 1)")       \
+    X(BLACKLIST_COOLDOWN_RANGE, "blacklist-cooldown-range", NULL, CFG_T_RANGE, \
+      "blacklist_cooldown_range", NULL, CFG_X_NONE, NONE, "MIN MAX",           \
+      "elastic: a failed host may come back after MIN to MAX s, longer "       \
+      "after each failure (default 10 300)")                                   \
     X(MAX_RESTARTS, "max-restarts", NULL, CFG_T_INT, "max_restarts", NULL,     \
       CFG_X_NONE, NONE, "N",                                                   \
       "after a failure, start the whole job again, up to N times")             \

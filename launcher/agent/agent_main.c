@@ -212,6 +212,23 @@ read_job(hvdrun_brief *j, char **buf, size_t *len)
     return r;
 }
 
+/* "go ROUND HOSTS": this host joins a running elastic job in that
+ * round; its workers' identities come from the round's hosts. */
+static int
+join_round(hvdrun_brief *j, const char *line, const char *host)
+{
+    char spec[8192], err[512];
+    int round;
+
+    if (sscanf(line, "go %d %8191s", &round, spec) != 2 || round < 1)
+        return -1;
+    if (hvdrun_brief_join_round(j, round, spec, err, sizeof(err)) != 0) {
+        say("error %s: join: %s", host, err);
+        return -1;
+    }
+    return 0;
+}
+
 /* Everything before the workers: the job's directory, the network, and
  * the launcher's "go". */
 static int
@@ -238,6 +255,8 @@ prepare(hvdrun_brief *j, agent_net *an, char **buf, size_t *len)
     say("ready %s %s", an->iface, an->addr);
     line = read_line(buf, len);
     r = line && strcmp(line, "go") == 0 ? 0 : -1;
+    if (line && r != 0) /* a host that joins: "go ROUND HOSTS" */
+        r = join_round(j, line, host);
     free(line);
     return r;
 }

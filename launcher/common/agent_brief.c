@@ -146,6 +146,43 @@ hvdrun_brief_decode(const char *line, hvdrun_brief *j, char *err, size_t size)
     return decode_hosts(hosts, j, err, size);
 }
 
+int
+hvdrun_brief_join_round(hvdrun_brief *j, int round, const char *spec, char *err,
+                        size_t size)
+{
+    cfg_hostlist hosts;
+    cfg_plan plan;
+    cfg_err e;
+    char value[16];
+    int np, at = -1;
+
+    cfg_hostlist_init(&hosts);
+    if (cfg_hostspec_parse(spec, &hosts, &e) != 0) {
+        snprintf(err, size, "bad round hosts '%.200s': %s", spec, e.msg);
+        cfg_hostlist_release(&hosts);
+        return -1;
+    }
+    for (size_t i = 0; i < hosts.count; i++)
+        if (strcmp(hosts.hosts[i].name, j->hosts.hosts[j->host].name) == 0)
+            at = (int)i;
+    np = (int)cfg_hostlist_slots(&hosts);
+    snprintf(value, sizeof(value), "%d", round);
+    if (at < 0 || cfg_plan_build(&hosts, np, &plan, &e) != 0 ||
+        envlist_set(&j->base, "HOROVOD_ELASTIC_ROUND", value) != 0) {
+        snprintf(err, size, "round %d has no ranks on this host ('%.200s')",
+                 round, spec);
+        cfg_hostlist_release(&hosts);
+        return -1;
+    }
+    cfg_plan_release(&j->plan);
+    cfg_hostlist_release(&j->hosts);
+    j->hosts = hosts;
+    j->plan = plan;
+    j->host = at;
+    j->np = np;
+    return 0;
+}
+
 void
 hvdrun_brief_release(hvdrun_brief *j)
 {

@@ -33,7 +33,7 @@ cli_parse(int argc, char **argv, cfg_values *vals, int *cmd, char *err,
 
     for (i = 1; i < argc; i++) {
         const char *a = argv[i], *value;
-        char name[128];
+        char name[128], pair[256];
         const cfg_option *o;
         cfg_err e;
 
@@ -48,12 +48,16 @@ cli_parse(int argc, char **argv, cfg_values *vals, int *cmd, char *err,
             return -1;
         }
         if (value == NULL && o->type != CFG_T_FLAG) {
-            if (i + 1 >= argc) {
-                snprintf(err, errlen, "option '%s' needs a value (%s)", a,
-                         o->arg);
+            int words = o->type == CFG_T_RANGE ? 2 : 1;
+            if (i + words >= argc) {
+                snprintf(err, errlen, "option '%s' needs %s (%s)", a,
+                         words == 2 ? "two values" : "a value", o->arg);
                 return -1;
             }
-            value = argv[++i];
+            if (words == 2) /* horovodrun's "--range MIN MAX" */
+                snprintf(pair, sizeof(pair), "%s %s", argv[i + 1], argv[i + 2]);
+            value = words == 2 ? pair : argv[i + 1];
+            i += words;
         }
         if (cfg_values_set(vals, o->id, value, &e) != 0) {
             snprintf(err, errlen, "option '%s': %s", a, e.msg);

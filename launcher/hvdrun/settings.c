@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "discovery.h"
 #include "hvd_exit.h"
 #include "hostfile.h"
 #include "slurm_alloc.h"
@@ -106,6 +107,40 @@ load_allocation(settings *s, const cfg_slurm_env *slurm)
     return 0;
 }
 
+/* --host-discovery-script: its first run gives the hosts; a failure
+ * there fails the job (horovodrun's rule; later runs are retried). */
+static int
+load_discovered(settings *s)
+{
+    const char *cmd = cfg_values_get(&s->values, CFG_OPT_HOST_DISCOVERY_SCRIPT);
+    int slots = (int)cfg_values_long(&s->values, CFG_OPT_SLOTS_PER_HOST, 1);
+    long np = cfg_values_long(&s->values, CFG_OPT_NP, 0);
+    char err[700];
+
+    if (discovery_run(cmd, slots, DISCOVERY_TIMEOUT, &s->hosts, err,
+                      sizeof(err)) != 0) {
+        fprintf(stderr, "hvdrun: --host-discovery-script '%.200s': %s\n", cmd,
+                err);
+        return HVD_EXIT_CONFIG;
+    }
+    if (s->hosts.count == 0) {
+        fprintf(stderr,
+                "hvdrun: --host-discovery-script '%.200s' found no "
+                "hosts\n",
+                cmd);
+        return HVD_EXIT_CONFIG;
+    }
+    if (np > cfg_hostlist_slots(&s->hosts)) {
+        fprintf(stderr,
+                "hvdrun: --host-discovery-script '%.200s' found %ld slots on "
+                "%zu hosts, fewer than -np %ld\n",
+                cmd, cfg_hostlist_slots(&s->hosts), s->hosts.count,
+                np > 0 ? np : 1);
+        return HVD_EXIT_CONFIG;
+    }
+    return 0;
+}
+
 static int
 load_hosts(settings *s)
 {
@@ -119,6 +154,10 @@ load_hosts(settings *s)
 
     if (spec && file)
         return usage_error("give hosts with -H or --hostfile, not both");
+    if (cfg_values_get(&s->values, CFG_OPT_HOST_DISCOVERY_SCRIPT))
+        return spec || file ? usage_error("give hosts with -H, --hostfile or "
+                                          "--host-discovery-script, not two")
+                            : load_discovered(s);
     cfg_slurm_env_read(&slurm, get_env);
     if ((r = choose_launcher(s, &slurm)) != 0)
         return r;
@@ -191,7 +230,8 @@ int
 settings_elastic(const settings *s)
 {
     return cfg_values_get(&s->values, CFG_OPT_MIN_NP) != NULL ||
-           cfg_values_get(&s->values, CFG_OPT_MAX_NP) != NULL;
+           cfg_values_get(&s->values, CFG_OPT_MAX_NP) != NULL ||
+           cfg_values_get(&s->values, CFG_OPT_HOST_DISCOVERY_SCRIPT) != NULL;
 }
 
 int

@@ -33,20 +33,20 @@ fleet_elastic_init(fleet *j)
         addr = "127.0.0.1"; /* hvdd listens on every address */
     e->hvdd =
         hvdd_client_new(addr, j->spec->rendezvous_port, j->spec->token, 5.0);
-    return e->hvdd ? 0 : -1;
+    return e->hvdd && fleet_hosts_init(j) == 0 ? 0 : -1;
 }
 
 void
 fleet_elastic_release(fleet *j)
 {
+    fleet_hosts_release(j);
     hvdd_client_free(j->el.hvdd);
     j->el.hvdd = NULL;
 }
 
-/* The hosts that go on, "a:2,c:2" in their order, at most max_np ranks;
- * their names "a,c" into names; returns the ranks. */
-static int
-remaining(const fleet *j, char *spec, size_t size, char *names, size_t nsize)
+int
+fleet_elastic_remaining(const fleet *j, char *spec, size_t size, char *names,
+                        size_t nsize)
 {
     size_t at = 0, nat = 0;
     int total = 0;
@@ -86,22 +86,25 @@ fleet_elastic_code(const fleet *j)
     return j->el.first_code ? j->el.first_code : HVD_EXIT_LAUNCH;
 }
 
-/* Tells each host's agent the new rank of each of its workers (ranks:
- * hvdd's [{"host", "pid"}] in rank order), so that their output is
- * tagged with it. */
-static void
-retag_all(fleet *j, json_t *ranks)
+void
+fleet_elastic_took_round(fleet *j, json_t *ranks)
 {
     size_t k;
     json_t *v;
     char line[64];
 
+    for (int i = 0; i < j->n; i++)
+        j->h[i].ranks = 0;
     json_array_foreach(ranks, k, v)
     {
         const char *host = json_string_value(json_object_get(v, "host"));
         json_int_t pid = json_integer_value(json_object_get(v, "pid"));
-        for (int i = 0; host && pid > 0 && i < j->n; i++)
+        for (int i = 0; host && i < j->n; i++)
             if (strcmp(j->h[i].name, host) == 0) {
+                j->h[i].ranks++;
+                if (pid <= 0)
+                    continue; /* a new worker's rank */
+                /* so that its worker's output is tagged with it */
                 snprintf(line, sizeof(line), "rank %lld %zu\n", (long long)pid,
                          k);
                 fleet_tell(&j->h[i], line);
@@ -109,15 +112,43 @@ retag_all(fleet *j, json_t *ranks)
     }
 }
 
-/* hvdd's next round, if at least --min-np workers go on; returns its
- * size, 0 when too few go on (*workers: how many), -1 (said why). */
-static int
-start_round(fleet *j, const char *spec, int *workers)
+/* "a:2,x:2" from hvdd's ranks (hosts in rank order): the round's hosts. */
+static void
+round_spec(json_t *ranks, char *spec, size_t size)
+{
+    const char *last = NULL;
+    size_t at = 0, k;
+    int count = 0;
+    json_t *v;
+
+    spec[0] = '\0';
+    json_array_foreach(ranks, k, v)
+    {
+        const char *host = json_string_value(json_object_get(v, "host"));
+        if (host == NULL)
+            continue;
+        if (last && strcmp(last, host) != 0 && at < size)
+            at += (size_t)snprintf(spec + at, size - at, "%s%s:%d",
+                                   at ? "," : "", last, count);
+        count = last && strcmp(last, host) == 0 ? count + 1 : 1;
+        last = host;
+    }
+    if (last && at < size)
+        snprintf(spec + at, size - at, "%s%s:%d", at ? "," : "", last, count);
+}
+
+/* hvdd's next round, if at least --min-np workers go on (and the new
+ * workers of hosts in add, "x:2" or NULL); returns its size, 0 when too
+ * few go on (*workers: how many), -1 (said why). Its number into
+ * *round. */
+int
+fleet_elastic_round(fleet *j, const char *spec, const char *add, int *workers,
+                    int *round, char *hosts, size_t hsize)
 {
     json_t *answer = NULL;
-    json_t *body =
-        json_pack("{ss ss sb sI}", "hosts", spec, "keep", "registered", "trim",
-                  1, "min", (json_int_t)j->el.min_np);
+    json_t *body = json_pack("{ss ss sb sI ss}", "hosts", spec, "keep",
+                             "registered", "trim", 1, "min",
+                             (json_int_t)j->el.min_np, "add", add ? add : "");
     int r = hvdd_client_post(j->el.hvdd, "round", body, 10000, &answer), size;
     char why[700];
 
@@ -130,9 +161,14 @@ start_round(fleet *j, const char *spec, int *workers)
     size = json_is_true(json_object_get(answer, "started"))
                ? (int)json_integer_value(json_object_get(answer, "size"))
                : 0;
-    if (size > 0)
-        retag_all(j, json_object_get(answer, "ranks"));
+    if (size > 0) {
+        fleet_elastic_took_round(j, json_object_get(answer, "ranks"));
+        j->el.short_since = 0;
+        if (hosts)
+            round_spec(json_object_get(answer, "ranks"), hosts, hsize);
+    }
     *workers = (int)json_integer_value(json_object_get(answer, "workers"));
+    *round = (int)json_integer_value(json_object_get(answer, "round"));
     json_decref(answer);
     return size;
 }
@@ -155,11 +191,12 @@ fleet_elastic_host_failed(fleet *j, host_run *h, int rank, int code)
 {
     fleet_elastic *e = &j->el;
     char spec[4096], names[4096], why[700], failure[160];
-    int left, size, workers = 0;
+    int left, size, workers = 0, round;
 
     if (h->out || j->stopping)
         return;
     h->out = 1;
+    fleet_hosts_blacklist(j, h);
     /* its agent gets the kill grace to stop its workers, then is dropped */
     h->out_deadline = fleet_stop_deadline(j);
     if (e->first_code == 0)
@@ -169,7 +206,7 @@ fleet_elastic_host_failed(fleet *j, host_run *h, int rank, int code)
         snprintf(failure, sizeof(failure), "rank %d exit %d", rank, code);
     else
         snprintf(failure, sizeof(failure), "its agent exit %d", code);
-    left = remaining(j, spec, sizeof(spec), names, sizeof(names));
+    left = fleet_elastic_remaining(j, spec, sizeof(spec), names, sizeof(names));
     if (left == 0) {
         snprintf(why, sizeof(why), "host %.200s failed (%s); no host is left",
                  h->name, failure);
@@ -187,7 +224,8 @@ fleet_elastic_host_failed(fleet *j, host_run *h, int rank, int code)
         wait_for_ranks(j, h->name, failure, left, names);
         return;
     }
-    if ((size = start_round(j, spec, &workers)) < 0)
+    if ((size = fleet_elastic_round(j, spec, NULL, &workers, &round, NULL, 0)) <
+        0)
         return;
     if (size == 0) { /* fewer of them run than their slots */
         wait_for_ranks(j, h->name, failure, workers, names);
@@ -207,7 +245,7 @@ fleet_elastic_check(fleet *j)
     if (!e->on || e->short_since == 0 || j->stopping ||
         hvd_mono_now() - e->short_since < e->timeout)
         return;
-    remaining(j, spec, sizeof(spec), names, sizeof(names));
+    fleet_elastic_remaining(j, spec, sizeof(spec), names, sizeof(names));
     snprintf(why, sizeof(why),
              "fewer than --min-np %ld ranks for %g s (--elastic-timeout): "
              "only %.400s left",

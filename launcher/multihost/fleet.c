@@ -74,6 +74,14 @@ drop(host_run *h)
 static void
 host_error(fleet *j, host_run *h, const char *step, const char *why)
 {
+    char both[900];
+
+    if (h->joining) { /* the job goes on without it */
+        snprintf(both, sizeof(both), "%s%s%s", step ? step : "",
+                 step ? ": " : "", why);
+        fleet_hosts_join_failed(j, h, both);
+        return;
+    }
     if (h->error[0] == '\0')
         snprintf(h->error, sizeof(h->error), "%s%s%s", step ? step : "",
                  step ? ": " : "", why);
@@ -116,6 +124,8 @@ on_control(fleet *j, host_run *h, char *msg)
         if (cfg_values_flag(&j->s->values, CFG_OPT_VERBOSE))
             fprintf(stderr, "hvdrun: %s: agent ready, network %s (%s)\n",
                     h->name, h->iface, h->addr);
+        if (h->joining)
+            fleet_hosts_ready(j, h);
     } else if (strncmp(msg, "failed ", 7) == 0) {
         on_rank_failed(j, h, msg + 7);
     } else if (strncmp(msg, "error ", 6) == 0) {
@@ -173,12 +183,30 @@ feed(fleet *j, host_run *h, int stream, const char *data, size_t n)
 
 /* ---- starting ---- */
 
+/* A joining host's agent gets, until its round is known, the running
+ * hosts and itself after them: its NIC choice needs only its name. */
+static int
+joining_hosts(const fleet *j, const host_run *h, cfg_hostlist *out)
+{
+    char spec[4096], names[4096];
+    size_t at;
+    cfg_err e;
+
+    cfg_hostlist_init(out);
+    fleet_elastic_remaining(j, spec, sizeof(spec), names, sizeof(names));
+    at = strlen(spec);
+    snprintf(spec + at, sizeof(spec) - at, "%s%s:%d", at ? "," : "", h->name,
+             h->slots > 0 ? h->slots : 1);
+    return cfg_hostspec_parse(spec, out, &e) == 0 ? (int)out->count - 1 : -1;
+}
+
 static int
 send_job(fleet *j, int i)
 {
     host_run *h = &j->h[i];
     const char *want = j->spec->rendezvous_addr;
     char cwd[PATH_MAX], *line;
+    cfg_hostlist joining;
     hvdrun_brief a = {
         .host = i,
         .hosts = j->s->hosts,
@@ -206,7 +234,18 @@ send_job(fleet *j, int i)
         a.rendezvous_addr = want;
     else
         a.rendezvous_addr = hvdrun_link_local_addr(h->link);
-    if ((line = hvdrun_brief_encode(&a)) == NULL)
+    if (h->joining) {
+        if ((a.host = joining_hosts(j, h, &joining)) < 0) {
+            cfg_hostlist_release(&joining);
+            return -1;
+        }
+        a.hosts = joining;
+        a.np = (int)cfg_hostlist_slots(&joining);
+    }
+    line = hvdrun_brief_encode(&a);
+    if (h->joining)
+        cfg_hostlist_release(&joining);
+    if (line == NULL)
         return -1;
     r = hvdrun_link_send(h->link, line, strlen(line));
     free(line);
@@ -250,8 +289,8 @@ advance_start(fleet *j, int i)
     }
 }
 
-static void
-start_host(fleet *j, int i)
+void
+fleet_start_host(fleet *j, int i)
 {
     host_run *h = &j->h[i];
     char *argv[] = {j->agent_path, NULL};
@@ -303,8 +342,8 @@ start_more(fleet *j)
     /* after a failure the others are still checked, so that one run
      * reports every broken host */
     for (int i = 0; i < j->n && busy < bound; i++)
-        if (!j->h[i].started) {
-            start_host(j, i);
+        if (!j->h[i].started && !j->h[i].out) { /* (spares join later) */
+            fleet_start_host(j, i);
             busy += j->h[i].remote && !j->h[i].over;
         }
 }
@@ -317,6 +356,12 @@ on_agent_end(fleet *j, host_run *h)
     int code = h->code = hvdrun_link_code(h->link);
 
     h->over = 1;
+    if (h->joining) {
+        char why[64];
+        snprintf(why, sizeof(why), "its agent exited with code %d", code);
+        fleet_hosts_join_failed(j, h, why);
+        return;
+    }
     if (!j->go_sent) {
         if (code == 0 && j->spec->check_only)
             return;
@@ -378,7 +423,7 @@ static int
 all_ready(const fleet *j)
 {
     for (int i = 0; i < j->n; i++)
-        if (!j->h[i].ready)
+        if (!j->h[i].ready && !j->h[i].out)
             return 0;
     return 1;
 }
@@ -441,12 +486,15 @@ over(const fleet *j)
 static void
 wait_io(fleet *j)
 {
-    struct pollfd p[2 + 2 * j->n];
+    struct pollfd p[4 + 2 * j->n];
     int m = 0;
 
     p[m++] = (struct pollfd){j->sigfd, POLLIN, 0};
     if (j->events_fd >= 0)
         p[m++] = (struct pollfd){j->events_fd, POLLIN, 0};
+    for (int k = 0; k < 2; k++) /* the discovery script's pipes */
+        if (fleet_hosts_fd(j, k) >= 0)
+            p[m++] = (struct pollfd){fleet_hosts_fd(j, k), POLLIN, 0};
     for (int i = 0; i < j->n; i++)
         for (int k = 0; k < 2; k++) {
             short ev;
@@ -476,7 +524,7 @@ check_deadlines(fleet *j)
                 cfg_values_double(&j->s->values, CFG_OPT_START_TIMEOUT, 30));
         for (int i = 0; i < j->n; i++) {
             host_run *h = &j->h[i];
-            if (h->ready)
+            if (h->ready || h->out)
                 continue;
             fprintf(stderr, " %s (%s)", h->name,
                     !h->started ? "not started"
@@ -558,6 +606,7 @@ loop(fleet *j)
         flush_output(j);
         check_deadlines(j);
         fleet_elastic_check(j);
+        fleet_hosts_turn(j);
     }
     progress_clear(&j->progress);
     for (int i = 0; i < j->n; i++)
@@ -758,7 +807,7 @@ fleet_run(const fleet_spec *spec)
         release(&j);
         return HVD_EXIT_LAUNCH;
     }
-    progress_init(&j.progress, j.n,
+    progress_init(&j.progress, spec->s->plan.nhosts,
                   !cfg_values_flag(&spec->s->values, CFG_OPT_VERBOSE));
     j.start_deadline =
         hvd_mono_now() +

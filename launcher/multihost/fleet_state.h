@@ -4,9 +4,11 @@
 #define HVD_FLEET_STATE_H
 
 #include <limits.h>
+#include <jansson.h>
 #include <signal.h>
 
 #include "agent_link.h"
+#include "discovery.h"
 #include "fleet.h"
 #include "hvdd_client.h"
 #include "output.h"
@@ -29,7 +31,14 @@ typedef struct host_run {
     int over;            /* finished, or dropped */
     int out;             /* elastic: failed, no longer in the job */
     double out_deadline; /* then: when its agent is dropped */
-    int ranks;           /* its ranks in the plan */
+    int ranks;           /* its ranks in the plan, then in the round */
+    /* elastic hosts that come and go (elastic_hosts.c) */
+    int slots;      /* the slots it offers (-H, or the discovery) */
+    int listed;     /* the discovery lists it (always, without one) */
+    int joining;    /* its agent starts mid-job, to join a round */
+    double join_by; /* then: when it gives up on it */
+    int fails;      /* times it failed: its cooldowns grow */
+    double back_at; /* blacklisted until then (0: not) */
     char iface[64], addr[64];
     char error[900]; /* "step: reason" of its first failure */
     line_buf lines[2];
@@ -46,6 +55,11 @@ typedef struct fleet_elastic {
     int gave_up_code;   /* the job's code once it cannot go on, or 0 */
     int first_code;     /* the first failed rank's code */
     hvdd_client *hvdd;
+    double cool_min, cool_max; /* --blacklist-cooldown-range */
+    int growing;               /* hosts may join (not under srun) */
+    int discovering;           /* --host-discovery-script */
+    discovery disc;
+    int disc_failing; /* its last run failed (said once) */
 } fleet_elastic;
 
 typedef struct fleet {
@@ -91,5 +105,38 @@ void fleet_elastic_check(fleet *j);
 /* The code an elastic job that cannot go on exits with: the first
  * failed rank's. */
 int fleet_elastic_code(const fleet *j);
+/* The hosts that go on, "a:2,c:2" in their order, at most --max-np
+ * ranks; their names "a,c" into names; returns the ranks. */
+int fleet_elastic_remaining(const fleet *j, char *spec, size_t size,
+                            char *names, size_t nsize);
+/* Starts hvdd's next round (elastic.c): the hosts that go on (spec, cut
+ * to their running workers) and new workers on the hosts of add ("x:2",
+ * or NULL); at least --min-np ranks. Its size; 0 when too few (*workers:
+ * how many would go on); -1 after giving up (said). The round's number
+ * into *round, its hosts in rank order ("a:2,x:2") into hosts (NULL:
+ * not wanted). */
+int fleet_elastic_round(fleet *j, const char *spec, const char *add,
+                        int *workers, int *round, char *hosts, size_t hsize);
+/* hvdd's answer to a round: each host's ranks, and each agent told the
+ * new rank of each of its workers. */
+void fleet_elastic_took_round(fleet *j, json_t *ranks);
+
+/* Hosts that come and go (elastic_hosts.c): set up (spares of the plan,
+ * the discovery), and each turn of the loop once the job runs: the
+ * discovery's news, hosts back from their cooldown, joins. */
+int fleet_hosts_init(fleet *j);
+void fleet_hosts_release(fleet *j);
+void fleet_hosts_turn(fleet *j);
+/* A host failed: blacklisted for its next cooldown (said). */
+void fleet_hosts_blacklist(fleet *j, host_run *h);
+/* A joining host's agent is ready, or failed (why), or ended. */
+void fleet_hosts_ready(fleet *j, host_run *h);
+void fleet_hosts_join_failed(fleet *j, host_run *h, const char *why);
+/* Descriptors of the discovery's run, for poll; -1 for none. */
+int fleet_hosts_fd(const fleet *j, int which);
+/* A host by name, added at the end when new (-1: out of memory). */
+int fleet_host_index(fleet *j, const char *name, int slots);
+/* Starts a host's agent (fleet.c). */
+void fleet_start_host(fleet *j, int i);
 
 #endif

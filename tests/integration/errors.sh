@@ -68,4 +68,21 @@ hvd --launcher local -np 2 --dry-run true
 check "--launcher local inside an allocation: this host only" \
     [ "$(plan_hosts)" = "localhost localhost " ]
 unset SLURM_NODELIST SLURM_NNODES SLURM_TASKS_PER_NODE
+# elastic hosts: the discovery script's first run, the cooldown range
+D=--host-discovery-script
+expect 65 "--host-discovery-script 'echo oops >&2; exit 3': exit 3: oops" $D 'echo oops >&2; exit 3' sh -c "$T"
+expect 65 "line 2 'b c': expected host[:slots]" $D 'echo a:2; echo b c' sh -c "$T"
+expect 65 "line 1 'a,b': expected host[:slots]" $D 'echo a,b' sh -c "$T"
+expect 65 "found no hosts" $D 'true' sh -c "$T"
+expect 65 "found 2 slots on 1 hosts, fewer than -np 3" $D 'echo a:2' -np 3 sh -c "$T"
+expect 64 "not two" $D 'echo a' -H a sh -c "$T"
+expect 64 "option '--blacklist-cooldown-range': expects two numbers MIN MAX, 0 <= MIN <= MAX, not '9 1'" \
+    --blacklist-cooldown-range 9 1 -np 1 sh -c "$T"
+expect 64 "option '--blacklist-cooldown-range' needs two values (MIN MAX)" --blacklist-cooldown-range 1
+hvd --host-discovery-script 'printf "a:2\n\n  b \n"' --slots-per-host 3 --dry-run true
+slots_as_listed() {
+    [ "$(grep -c '^[0-9]* *a ' "$TMP/out")" -eq 2 ] &&
+        [ "$(grep -c '^[0-9]* *b ' "$TMP/out")" -eq 3 ]
+}
+check "discovery: a host without slots gets --slots-per-host" slots_as_listed
 finish

@@ -41,5 +41,11 @@ char *hvdrun_brief_encode(const hvdrun_brief *j);
 int hvdrun_brief_decode(const char *line, hvdrun_brief *j, char *err,
                         size_t size);
 void hvdrun_brief_release(hvdrun_brief *j);
+/* A host that joins an elastic job: its workers start in round `round`,
+ * whose hosts and slots are spec ("a:2,c:2,x:2", in rank order); the
+ * plan, this host's index and HOROVOD_ELASTIC_ROUND follow. 0, or -1
+ * with err (this host not in spec). */
+int hvdrun_brief_join_round(hvdrun_brief *j, int round, const char *spec,
+                            char *err, size_t size);
 
 #endif

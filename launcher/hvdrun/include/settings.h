@@ -33,7 +33,7 @@ void settings_release(settings *s);
 /* The plan takes every node of the Slurm allocation it came from: srun
  * then needs no --nodelist. */
 int settings_whole_allocation(const settings *s);
-/* An elastic job: --min-np or --max-np was given. */
+/* An elastic job: --min-np, --max-np or --host-discovery-script. */
 int settings_elastic(const settings *s);
 
 #endif

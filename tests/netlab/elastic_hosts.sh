@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# Elastic hosts that come and go, on 4 namespaced hosts: the discovery
+# script adds a host and the job grows at the workers' next check (never
+# beyond --max-np); a host it drops leaves through a round without it (its
+# workers exit 0); a drop below --min-np waits, and a host that arrives
+# resumes the job (Horovod #3494 deadlocked there); with a fixed -H list
+# a failed host is blacklisted, then comes back after its cooldown (not
+# for ever: Horovod #1926), and a host that cannot start is blacklisted
+# for longer each time; SIGINT while hosts change leaves nothing. Needs
+# root.
+. "$(dirname "$0")/../integration/lib.sh"
+CHECK=${ELASTIC_CHECK:?set ELASTIC_CHECK to the elastic_check program}
+LAB_UP_HOSTS=4
+. "$(dirname "$0")/lab.sh"
+A=${ADDR[0]} B=${ADDR[1]} C=${ADDR[2]} D=${ADDR[3]}
+HOSTS=$WORK/hosts
+DISCOVER=(--host-discovery-script "cat $HOSTS")
+
+# grep -c PATTERN FILE, 0 when none
+count() { grep -c "$1" "$2" || true; }
+saw() { grep -q "$1" "$TMP/err"; }
+saw_out() { grep -q "$1" "$TMP/out"; }
+# start_bg ARGS...: hvdrun in the background, pid in $pid
+start_bg() {
+    "$HVDRUN" "$@" >"$TMP/out" 2>"$TMP/err" &
+    pid=$!
+}
+job_over() { ! kill -0 "$pid" 2>/dev/null; }
+end_bg() {
+    within "${1:-60}" job_over || kill -KILL "$pid"
+    wait "$pid"
+    RC=$?
+}
+show_on_failure() {
+    [ "$FAIL" -eq 0 ] || tail -n 12 "$TMP/err" "$TMP/out" | sed 's/^/  | /'
+}
+
+# --- the discovery adds a host: the job grows, to --max-np ---
+printf '%s:2\n%s:2\n' "$A" "$B" >"$HOSTS"
+start_bg "${DISCOVER[@]}" --min-np 2 --max-np 5 -np 4 "$CHECK" 1 "$MARK"
+check "grow: 4 ranks run in round 0" within 30 saw_out 'of 4 in round 0'
+printf '%s:2\n' "$C" >>"$HOSTS"
+end_bg 90
+check "grow: exit 0" [ "$RC" -eq 0 ]
+check "grow: said on one line, with --max-np's cut" \
+    grep -q "^hvdrun: $C joined; continuing with 5 ranks on $A,$B,$C\$" "$TMP/err"
+check "grow: 5 ranks right in round 1" \
+    [ "$(count 'of 5 in round 1 (fresh 1): right' "$TMP/out")" -eq 5 ]
+check "grow: the new worker is rank 4, tagged so" \
+    grep -q '^\[4\]<stdout>:rank 4 of 5 in round 1' "$TMP/out"
+check "grow: nothing left on any host" lab_clean_within 10
+show_on_failure
+
+# --- the discovery drops a running host: a round without it ---
+FAIL0=$FAIL
+printf '%s:2\n%s:2\n%s:2\n' "$A" "$B" "$C" >"$HOSTS"
+start_bg "${DISCOVER[@]}" --min-np 2 "$CHECK" 1 "$MARK"
+check "drop: 6 ranks run in round 0" within 30 saw_out 'of 6 in round 0'
+printf '%s:2\n%s:2\n' "$A" "$B" >"$HOSTS"
+end_bg 90
+check "drop: exit 0" [ "$RC" -eq 0 ]
+check "drop: said on one line" \
+    grep -q "^hvdrun: host $C is no longer discovered; continuing with 4 ranks on $A,$B\$" "$TMP/err"
+check "drop: 4 ranks right in round 1" \
+    [ "$(count 'of 4 in round 1' "$TMP/out")" -eq 4 ]
+check "drop: both of its workers were told they are out" \
+    [ "$(count 'removed:' "$TMP/out")" -eq 2 ]
+check "drop: nothing left on any host" lab_clean_within 10
+[ "$FAIL" -eq "$FAIL0" ] || show_on_failure
+
+# --- a drop below --min-np waits; a host that arrives resumes it ---
+FAIL0=$FAIL
+printf '%s:2\n%s:2\n' "$A" "$B" >"$HOSTS"
+start_bg "${DISCOVER[@]}" --min-np 4 --elastic-timeout 60 "$CHECK" 1 "$MARK"
+check "below --min-np: 4 ranks run in round 0" within 30 saw_out 'of 4 in round 0'
+printf '%s:2\n' "$A" >"$HOSTS"
+check "below --min-np: it waits" within 20 saw \
+    "host $B is no longer discovered; 2 ranks left on $A, fewer than --min-np 4: waiting"
+printf '%s:2\n%s:2\n' "$A" "$C" >"$HOSTS"
+end_bg 90
+check "below --min-np: exit 0 once a host came" [ "$RC" -eq 0 ]
+check "below --min-np: the new host resumed it" \
+    grep -q "^hvdrun: $C joined; continuing with 4 ranks on $A,$C\$" "$TMP/err"
+check "below --min-np: 4 ranks right in round 1, none stuck in a sync" \
+    [ "$(count 'of 4 in round 1' "$TMP/out")" -eq 4 ]
+check "below --min-np: nothing left on any host" lab_clean_within 10
+[ "$FAIL" -eq "$FAIL0" ] || show_on_failure
+
+# --- -H: a failed host is blacklisted, then comes back after its cooldown ---
+FAIL0=$FAIL
+hvd --min-np 2 --blacklist-cooldown-range 1 2 -H "$A:2,$B:2,$C:2" \
+    -x ELASTIC_CHECK_DIE_HOST="$B" -x ELASTIC_CHECK_DIE_STEP=20 "$CHECK" 2 "$MARK"
+check "cooldown: exit 0" [ "$RC" -eq 0 ]
+check "cooldown: the host failed, the job went on" \
+    grep -q "^hvdrun: host $B failed (rank 2 exit 3); continuing with 4 ranks on $A,$C\$" "$TMP/err"
+check "cooldown: blacklisted within the range" \
+    grep -q "^hvdrun: host $B blacklisted for [12]\.[0-9] s (failure 1)\$" "$TMP/err"
+check "cooldown: back after it, after the others in rank order" \
+    grep -q "^hvdrun: $B joined; continuing with 6 ranks on $A,$C,$B\$" "$TMP/err"
+check "cooldown: 6 ranks right in round 2" \
+    [ "$(count 'of 6 in round 2' "$TMP/out")" -eq 6 ]
+check "cooldown: nothing left on any host" lab_clean_within 10
+[ "$FAIL" -eq "$FAIL0" ] || show_on_failure
+
+# --- a host that cannot start is tried again, each cooldown longer; SIGINT
+# --- while it is being tried leaves nothing ---
+FAIL0=$FAIL
+kill "$(cat "$LABDIR/sshd4.pid")" # host D's sshd is gone
+printf '%s:2\n%s:2\n%s:1\n' "$A" "$B" "$D" >"$HOSTS"
+start_bg "${DISCOVER[@]}" --min-np 2 -np 4 --blacklist-cooldown-range 1 3 \
+    "$CHECK" 9 "$MARK"
+check "dead host: tried, and named" within 30 saw "^hvdrun: host $D could not join: connect"
+check "dead host: blacklisted again, for longer" within 30 saw \
+    "^hvdrun: host $D blacklisted for [23]\.[0-9] s (failure 2)\$"
+check "dead host: the job still runs" kill -0 "$pid"
+kill -INT "$pid"
+end_bg 30
+check "dead host: SIGINT: exit 130" [ "$RC" -eq 130 ]
+check "dead host: nothing left on any host" lab_clean_within 10
+[ "$FAIL" -eq "$FAIL0" ] || show_on_failure
+finish
