@@ -58,18 +58,20 @@ check "SIGINT while waiting: exit 130" [ "$RC" -eq 130 ]
 check "SIGINT while waiting: nothing left on any host" lab_clean_within 10
 
 # --- the elastic digits example: every worker of host 3 SIGKILLed
-# --- mid-epoch; the others go on from the last commit to the accuracy ---
+# --- mid-epoch; the others go on from the last commit, host 3 comes back
+# --- after its cooldown, its new workers get the state (Horovod #2652
+# --- hung there), and the job reaches the accuracy on 6 ranks ---
 PY=/usr/bin/python3
 if "$PY" -c 'import torch, sklearn' 2>/dev/null; then
     export COLLECTIVE_LIB=${COLLECTIVE_LIB:?set COLLECTIVE_LIB}
     PYX=() # an ASan libcollective in a plain python3: its runtimes first
     [ -n "${SANITIZE_PRELOAD:-}" ] &&
         PYX=(-x "LD_PRELOAD=$SANITIZE_PRELOAD" -x ASAN_OPTIONS=detect_leaks=0)
-    "$HVDRUN" --min-np 2 -H "$H" "${PYX[@]}" "$PY" \
-        "$SRC/examples/pytorch_digits_elastic.py" --epochs 30 \
+    "$HVDRUN" --min-np 2 --blacklist-cooldown-range 1 2 -H "$H" "${PYX[@]}" "$PY" \
+        "$SRC/examples/pytorch_digits_elastic.py" --epochs 40 \
         >"$TMP/out" 2>"$TMP/err" &
     pid=$!
-    check "digits: epoch 3 reached on 6 ranks" within 120 grep -q 'epoch  3/30: .* on 6 ranks' "$TMP/out"
+    check "digits: epoch 3 reached on 6 ranks" within 120 grep -q 'epoch  3/40: .* on 6 ranks' "$TMP/out"
     for w in $(lab_workers 3); do kill -KILL "$w"; done
     within 240 job_over || kill -KILL "$pid"
     wait "$pid"
@@ -77,12 +79,15 @@ if "$PY" -c 'import torch, sklearn' 2>/dev/null; then
     check "digits: exit 0 (the accuracy reached)" [ "$RC" -eq 0 ]
     check "digits: host 3 failed, killed, and the job went on with 4 ranks" \
         grep -q "host ${ADDR[2]} failed (rank [45] exit 137); continuing with 4 ranks on ${ADDR[0]},${ADDR[1]}" "$TMP/err"
-    check "digits: it ended on 4 ranks, from a commit" \
-        grep -q 'ending on 4 ranks' "$TMP/out"
     check "digits: rank 0 said the change (round 1, 4 ranks)" \
         grep -q '<stdout>:now 4 ranks (round 1), from epoch [0-9]* sample [0-9]*$' "$TMP/out"
-    grep 'now 4 ranks\|test accuracy .* ending' "$TMP/out" | sed 's/^/  /'
-    [ "$FAIL" -eq 0 ] || grep -v 'epoch .*/30' "$TMP/out" "$TMP/err" | tail -n 20 | sed 's/^/  | /'
+    check "digits: host 3 came back after its cooldown" \
+        grep -q "^hvdrun: ${ADDR[2]} joined; continuing with 6 ranks on ${ADDR[0]},${ADDR[1]},${ADDR[2]}\$" "$TMP/err"
+    check "digits: rank 0 said the change (round 2, 6 ranks)" \
+        grep -q '<stdout>:now 6 ranks (round 2), from epoch [0-9]* sample [0-9]*$' "$TMP/out"
+    check "digits: it ended on 6 ranks" grep -q 'ending on 6 ranks' "$TMP/out"
+    grep 'now [0-9] ranks\|test accuracy .* ending' "$TMP/out" | sed 's/^/  /'
+    [ "$FAIL" -eq 0 ] || grep -v 'epoch .*/40' "$TMP/out" "$TMP/err" | tail -n 20 | sed 's/^/  | /'
     check "digits: nothing left on any host" lab_clean_within 10
 else
     echo "skip: the digits example needs python3-torch and python3-sklearn"

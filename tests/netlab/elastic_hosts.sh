@@ -102,6 +102,21 @@ check "cooldown: 6 ranks right in round 2" \
 check "cooldown: nothing left on any host" lab_clean_within 10
 [ "$FAIL" -eq "$FAIL0" ] || show_on_failure
 
+# --- --max-restarts in an elastic job: below --min-np after a failure,
+# --- the whole job starts again, once ---
+FAIL0=$FAIL
+hvd --min-np 6 --elastic-timeout 1 --max-restarts 1 -H "$A:2,$B:2,$C:2" \
+    -x ELASTIC_CHECK_DIE_HOST="$B" -x ELASTIC_CHECK_DIE_STEP=5 "$CHECK" 1 "$MARK"
+check "restarts: exit 0 after one restart" [ "$RC" -eq 0 ]
+check "restarts: the first start gave up below --min-np" \
+    grep -q "fewer than --min-np 6 ranks for 1 s (--elastic-timeout)" "$TMP/err"
+check "restarts: started again, with the failed rank's code" \
+    grep -q "^hvdrun: job failed (exit 3); starting it again (restart 1 of 1)\$" "$TMP/err"
+check "restarts: 6 ranks right at each start" \
+    [ "$(count 'of 6 in round 0' "$TMP/out")" -eq 12 ]
+check "restarts: nothing left on any host" lab_clean_within 10
+[ "$FAIL" -eq "$FAIL0" ] || show_on_failure
+
 # --- a host that cannot start is tried again, each cooldown longer; SIGINT
 # --- while it is being tried leaves nothing ---
 FAIL0=$FAIL
