@@ -112,18 +112,18 @@ do_targets(hvdd_state *st, const hvdd_request *rq, hvdd_response *rs, json_t *b)
 
     if (h < 0)
         return;
+    if (st->roster.agents.decided == 1) { /* a late agent: no probes */
+        hvdd_reply_json(rs, 200,
+                        json_pack("{ss ss si s[]}", "peer", "", "id", "",
+                                  "port", 0, "addrs"));
+        return;
+    }
     if (!hvdd_agents_all_registered(&st->roster.agents)) {
         if (rq->deadline_passed)
             hvdd_reply_text(rs, 408,
                             "not every host's agent registered in time");
         else
             hvdd_reply_wait(rs, "agents", HVDD_MAX_WAIT_MS);
-        return;
-    }
-    if (st->roster.agents.decided == 1) { /* a late agent: no probes */
-        hvdd_reply_json(rs, 200,
-                        json_pack("{ss ss si s[]}", "peer", "", "id", "",
-                                  "port", 0, "addrs"));
         return;
     }
     next = (h + 1) % st->roster.agents.nhosts;

@@ -221,11 +221,12 @@ hvdd_roster_add_host(hvdd_roster *j, const char *name, char *err, size_t errlen)
                  "hosts join a running job only, once its network is chosen");
         return -1;
     }
-    if (h >= 0 && cfg_plan_first_rank(&j->plan, h) >= 0) {
-        snprintf(err, errlen, "host '%s' has ranks in round %d", name,
-                 j->round);
-        return -1;
-    }
+    for (int r = 0; h >= 0 && r < j->size; r++)
+        if (j->plan.slots[r].host == h && running(&j->ranks[r])) {
+            snprintf(err, errlen, "host '%s' has running ranks in round %d",
+                     name, j->round);
+            return -1;
+        }
     if (h >= 0) { /* it left and comes back: its agent registers again */
         hvdd_agents_forget(&j->agents, h);
         return h;

@@ -167,10 +167,15 @@ hvdrun_brief_join_round(hvdrun_brief *j, int round, const char *spec, char *err,
             at = (int)i;
     np = (int)cfg_hostlist_slots(&hosts);
     snprintf(value, sizeof(value), "%d", round);
-    if (at < 0 || cfg_plan_build(&hosts, np, &plan, &e) != 0 ||
-        envlist_set(&j->base, "HOROVOD_ELASTIC_ROUND", value) != 0) {
+    if (at < 0 || cfg_plan_build(&hosts, np, &plan, &e) != 0) {
         snprintf(err, size, "round %d has no ranks on this host ('%.200s')",
                  round, spec);
+        cfg_hostlist_release(&hosts);
+        return -1;
+    }
+    if (envlist_set(&j->base, "HOROVOD_ELASTIC_ROUND", value) != 0) {
+        snprintf(err, size, "out of memory");
+        cfg_plan_release(&plan);
         cfg_hostlist_release(&hosts);
         return -1;
     }

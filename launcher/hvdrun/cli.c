@@ -48,7 +48,11 @@ cli_parse(int argc, char **argv, cfg_values *vals, int *cmd, char *err,
             return -1;
         }
         if (value == NULL && o->type != CFG_T_FLAG) {
-            int words = o->type == CFG_T_RANGE ? 2 : 1;
+            /* a range is two words, or one "MIN,MAX" */
+            int words = o->type == CFG_T_RANGE && i + 1 < argc &&
+                                !strchr(argv[i + 1], ',')
+                            ? 2
+                            : 1;
             if (i + words >= argc) {
                 snprintf(err, errlen, "option '%s' needs %s (%s)", a,
                          words == 2 ? "two values" : "a value", o->arg);

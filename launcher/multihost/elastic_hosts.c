@@ -18,6 +18,8 @@
 #include "fleet_state.h"
 #include "hvd_clock.h"
 
+static void join_ready(fleet *j);
+
 int
 fleet_host_index(fleet *j, const char *name, int slots)
 {
@@ -56,7 +58,9 @@ fleet_hosts_init(fleet *j)
     e->cool_max = 300;
     if (range && sscanf(range, "%lf %lf", &e->cool_min, &e->cool_max) != 2)
         return -1;
-    e->growing = j->step == NULL; /* srun's step has its nodes for good */
+    /* srun's step has its nodes for good; a job that starts on one host
+     * uses loopback, which no other host can join */
+    e->growing = j->step == NULL && j->n > 1;
     for (int i = 0; i < j->n; i++) {
         j->h[i].slots = j->s->hosts.hosts[i].slots;
         j->h[i].listed = 1;
@@ -111,6 +115,8 @@ fleet_hosts_blacklist(fleet *j, host_run *h)
     wait = wait < e->cool_min   ? e->cool_min
            : wait > e->cool_max ? e->cool_max
                                 : wait;
+    if (wait < 1) /* (never a retry at every turn of the loop) */
+        wait = 1;
     h->back_at = hvd_mono_now() + wait;
     fprintf(stderr, "hvdrun: host %s blacklisted for %.1f s (failure %d)\n",
             h->name, wait, n);
@@ -162,6 +168,8 @@ fleet_hosts_join_failed(fleet *j, host_run *h, const char *why)
     if (h->link == NULL)
         h->over = 1;
     fleet_hosts_blacklist(j, h);
+    if (!ending(j)) /* the joiners that waited for it */
+        join_ready(j);
 }
 
 /* A fresh start for a host that joins: its last run's state goes. */
@@ -227,6 +235,11 @@ ready_joiners(const fleet *j, int room, char *add, size_t size, char *names,
 static void
 join_ready(fleet *j)
 {
+    /* hosts that arrive together join in one round: a round made while
+     * another joiner's workers start would cut their ranks */
+    for (int i = 0; i < j->n; i++)
+        if (j->h[i].joining && !j->h[i].ready)
+            return;
     char spec[4096], names[4096], add[4096], added[4096], hosts[8192];
     char go[8300];
     long room = j->el.max_np > 0 ? j->el.max_np : 1L << 30;
@@ -309,9 +322,17 @@ take_news(fleet *j, const cfg_hostlist *found)
             j->h[i].slots = found->hosts[k].slots;
         }
     }
-    for (int i = 0; i < j->n && !j->stopping; i++)
-        if (in_job(&j->h[i]) && !j->h[i].listed)
-            leave(j, &j->h[i]);
+    for (int i = 0; i < j->n && !j->stopping; i++) {
+        host_run *h = &j->h[i];
+        if (in_job(h) && !h->listed)
+            leave(j, h);
+        else if (h->joining && !h->listed) { /* gone before it joined */
+            h->joining = 0;
+            h->out = 1;
+            h->out_deadline = fleet_stop_deadline(j);
+            fleet_tell(h, "abort its host is no longer discovered\n");
+        }
+    }
 }
 
 static void
@@ -360,6 +381,9 @@ fleet_hosts_turn(fleet *j)
         return;
     if (ending(j)) {
         stop_joiners(j);
+        if (e->discovering) /* its run is not read any more */
+            discovery_release(&e->disc);
+        e->discovering = 0;
         return;
     }
     if (e->discovering)
@@ -367,7 +391,7 @@ fleet_hosts_turn(fleet *j)
     room -= ranks_in_job(j);
     for (int i = 0; i < j->n; i++) {
         host_run *h = &j->h[i];
-        if (h->joining && now > h->join_by)
+        if (h->joining && !h->ready && now > h->join_by)
             fleet_hosts_join_failed(j, h,
                                     "its agent was not ready within "
                                     "--start-timeout");

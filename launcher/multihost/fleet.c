@@ -82,6 +82,13 @@ host_error(fleet *j, host_run *h, const char *step, const char *why)
         fleet_hosts_join_failed(j, h, both);
         return;
     }
+    if (j->go_sent && j->el.on) { /* the job may go on without h */
+        snprintf(both, sizeof(both), "%s%s%s", step ? step : "",
+                 step ? ": " : "", why);
+        fprintf(stderr, "hvdrun: %s: %s\n", h->name, both);
+        fleet_elastic_host_failed(j, h, -1, HVD_EXIT_LAUNCH);
+        return;
+    }
     if (h->error[0] == '\0')
         snprintf(h->error, sizeof(h->error), "%s%s%s", step ? step : "",
                  step ? ": " : "", why);

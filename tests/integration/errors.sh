@@ -79,6 +79,8 @@ expect 64 "not two" $D 'echo a' -H a sh -c "$T"
 expect 64 "option '--blacklist-cooldown-range': expects two numbers MIN MAX, 0 <= MIN <= MAX, not '9 1'" \
     --blacklist-cooldown-range 9 1 -np 1 sh -c "$T"
 expect 64 "option '--blacklist-cooldown-range' needs two values (MIN MAX)" --blacklist-cooldown-range 1
+hvd --blacklist-cooldown-range 10,300 -np 1 --dry-run true
+check "--blacklist-cooldown-range MIN,MAX as one word leaves -np alone" [ "$RC" -eq 0 ]
 hvd --host-discovery-script 'printf "a:2\n\n  b \n"' --slots-per-host 3 --dry-run true
 slots_as_listed() {
     [ "$(grep -c '^[0-9]* *a ' "$TMP/out")" -eq 2 ] &&

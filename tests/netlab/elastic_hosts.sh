@@ -36,6 +36,7 @@ show_on_failure() {
 }
 
 # --- the discovery adds a host: the job grows, to --max-np ---
+FAIL0=$FAIL
 printf '%s:2\n%s:2\n' "$A" "$B" >"$HOSTS"
 start_bg "${DISCOVER[@]}" --min-np 2 --max-np 5 -np 4 "$CHECK" 1 "$MARK"
 check "grow: 4 ranks run in round 0" within 30 saw_out 'of 4 in round 0'
@@ -49,7 +50,23 @@ check "grow: 5 ranks right in round 1" \
 check "grow: the new worker is rank 4, tagged so" \
     grep -q '^\[4\]<stdout>:rank 4 of 5 in round 1' "$TMP/out"
 check "grow: nothing left on any host" lab_clean_within 10
-show_on_failure
+[ "$FAIL" -eq "$FAIL0" ] || show_on_failure
+
+# --- two hosts listed at once join in one round (a second round while
+# --- the first one's new workers start would cut their ranks) ---
+FAIL0=$FAIL
+printf '%s:2\n%s:2\n' "$A" "$B" >"$HOSTS"
+start_bg "${DISCOVER[@]}" --min-np 2 "$CHECK" 1 "$MARK"
+check "two at once: 4 ranks run in round 0" within 30 saw_out 'of 4 in round 0'
+printf '%s:2\n%s:2\n' "$C" "$D" >>"$HOSTS"
+end_bg 90
+check "two at once: exit 0" [ "$RC" -eq 0 ]
+check "two at once: one round for both" \
+    grep -q "^hvdrun: $C,$D joined; continuing with 8 ranks on $A,$B,$C,$D\$" "$TMP/err"
+check "two at once: 8 ranks right in round 1" \
+    [ "$(count 'of 8 in round 1 (fresh 1): right' "$TMP/out")" -eq 8 ]
+check "two at once: nothing left on any host" lab_clean_within 10
+[ "$FAIL" -eq "$FAIL0" ] || show_on_failure
 
 # --- the discovery drops a running host: a round without it ---
 FAIL0=$FAIL

@@ -775,7 +775,7 @@ START_TEST(hosts_join_a_running_job)
                              100 + r, r, 0),
                          200);
     ck_assert_int_eq(add_host("a"), 409);
-    ck_assert(body_has("host 'a' has ranks in round 0"));
+    ck_assert(body_has("host 'a' has running ranks in round 0"));
     ck_assert_int_eq(add_host("bad name"), 409);
     ck_assert_int_eq(add_host("d"), 200);
     ck_assert(body_has("\"index\":3"));
@@ -817,6 +817,31 @@ START_TEST(hosts_join_a_running_job)
     ck_assert_int_eq(agent_with("b", "ens5", "10.1.0.2", 16), 200);
     ck_assert_int_eq(agent_call("decision", "b", ""), 200);
     ck_assert(body_has("\"addr\":\"10.1.0.2\""));
+}
+END_TEST
+
+/* A host whose ranks ended may come back before any round drops them
+ * (a job below --min-np makes none); an unregistered host added first
+ * does not hold up a later one's agent. */
+START_TEST(a_failed_host_comes_back_below_min_np)
+{
+    start(3, "a:1,b:1,c:1");
+    agents_report_in(1);
+    for (int r = 0; r < 3; r++)
+        ck_assert_int_eq(reg(r == 0   ? "a"
+                             : r == 1 ? "b"
+                                      : "c",
+                             100 + r, r, 0),
+                         200);
+    ck_assert_int_eq(call("POST", "/v1/exit", AUTH,
+                          "{\"rank\":2,\"code\":3,\"pid\":102}", NULL, 1, 0),
+                     200);
+    ck_assert_int_eq(add_host("c"), 200);
+    ck_assert_int_eq(add_host("never"), 200);
+    ck_assert_int_eq(agent_with("c", "eth0", "10.1.0.3", 16), 200);
+    ck_assert_int_eq(agent_call("targets", "c", ""), 200);
+    ck_assert_int_eq(agent_call("decision", "c", ""), 200);
+    ck_assert(body_has("\"addr\":\"10.1.0.3\""));
 }
 END_TEST
 
@@ -863,6 +888,7 @@ suite(void)
     ADD(tc, bad_rounds);
     ADD(tc, hosts_join_a_running_job);
     ADD(tc, no_host_joins_a_loopback_job);
+    ADD(tc, a_failed_host_comes_back_below_min_np);
     suite_add_tcase(s, tc);
     return s;
 }
