@@ -22,6 +22,8 @@ saw() { grep -q "$1" "$TMP/err"; }
 saw_out() { grep -q "$1" "$TMP/out"; }
 # start_bg ARGS...: hvdrun in the background, pid in $pid
 start_bg() {
+    : >"$TMP/out" # now: the background shell's own redirection may come
+    : >"$TMP/err" # after the first look at the files
     "$HVDRUN" "$@" >"$TMP/out" 2>"$TMP/err" &
     pid=$!
 }
@@ -133,6 +135,57 @@ check "restarts: 6 ranks right at each start" \
     [ "$(count 'of 6 in round 0' "$TMP/out")" -eq 12 ]
 check "restarts: nothing left on any host" lab_clean_within 10
 [ "$FAIL" -eq "$FAIL0" ] || show_on_failure
+
+# --- SIGKILL of hvdrun while a host joins: nothing left anywhere (its
+# --- children, hvdd and the discovery's run, go too) ---
+FAIL0=$FAIL
+printf '%s:2\n%s:2\n' "$A" "$B" >"$HOSTS"
+start_bg --host-discovery-script "sleep 0.2; cat $HOSTS # $MARK" --verbose \
+    --min-np 2 "$CHECK" 9 "$MARK"
+check "SIGKILL mid-join: 4 ranks run" within 30 saw_out 'of 4 in round 0'
+kids=$(pgrep -P "$pid" | tr '\n' ' ')
+printf '%s:2\n' "$C" >>"$HOSTS"
+check "SIGKILL mid-join: host 3 is joining" within 20 saw "$C: starting its agent to join the job"
+kill -KILL "$pid"
+wait "$pid" 2>/dev/null
+kids_gone() {
+    local k
+    for k in $kids; do kill -0 "$k" 2>/dev/null && return 1; done
+    return 0
+}
+check "SIGKILL mid-join: hvdrun's children are gone ($kids)" within 15 kids_gone
+check "SIGKILL mid-join: no discovery run or worker left" wait_gone 15
+check "SIGKILL mid-join: nothing left on any host" lab_clean_within 15
+[ "$FAIL" -eq "$FAIL0" ] || show_on_failure
+
+# --- the elastic digits example grows: the discovery adds host 3 at
+# --- epoch 3, the job goes on with 6 ranks from its next commit ---
+PY=/usr/bin/python3
+if "$PY" -c 'import torch, sklearn' 2>/dev/null; then
+    FAIL0=$FAIL
+    SRC=${SRC:?set SRC to the source folder}
+    export COLLECTIVE_LIB=${COLLECTIVE_LIB:?set COLLECTIVE_LIB}
+    PYX=() # an ASan libcollective in a plain python3: its runtimes first
+    [ -n "${SANITIZE_PRELOAD:-}" ] &&
+        PYX=(-x "LD_PRELOAD=$SANITIZE_PRELOAD" -x ASAN_OPTIONS=detect_leaks=0)
+    printf '%s:2\n%s:2\n' "$A" "$B" >"$HOSTS"
+    start_bg "${DISCOVER[@]}" --min-np 2 "${PYX[@]}" "$PY" \
+        "$SRC/examples/pytorch_digits_elastic.py" --epochs 30
+    check "digits grow: epoch 3 on 4 ranks" within 120 saw_out 'epoch  3/30: .* on 4 ranks'
+    printf '%s:2\n' "$C" >>"$HOSTS"
+    end_bg 240
+    check "digits grow: exit 0 (the accuracy reached)" [ "$RC" -eq 0 ]
+    check "digits grow: host 3 joined" \
+        grep -q "^hvdrun: $C joined; continuing with 6 ranks on $A,$B,$C\$" "$TMP/err"
+    check "digits grow: rank 0 said the change (round 1, 6 ranks)" \
+        grep -q '<stdout>:now 6 ranks (round 1), from epoch [0-9]* sample [0-9]*$' "$TMP/out"
+    check "digits grow: it ended on 6 ranks" grep -q 'ending on 6 ranks' "$TMP/out"
+    grep 'now [0-9] ranks\|test accuracy .* ending' "$TMP/out" | sed 's/^/  /'
+    check "digits grow: nothing left on any host" lab_clean_within 10
+    [ "$FAIL" -eq "$FAIL0" ] || show_on_failure
+else
+    echo "skip: the digits example needs python3-torch and python3-sklearn"
+fi
 
 # --- a host that cannot start is tried again, each cooldown longer; SIGINT
 # --- while it is being tried leaves nothing ---
