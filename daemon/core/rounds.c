@@ -93,6 +93,18 @@ running(const rank_info *ri)
     return ri->state == RANK_REGISTERED || ri->state == RANK_KEPT;
 }
 
+/* A rank of host h that goes on into the next round: a running worker's,
+ * or one a host that joined (its agent alive) has not registered yet:
+ * its workers are starting, and register into the round that runs. */
+static int
+goes_on(const hvdd_roster *j, int r, int h)
+{
+    const agent_info *a = &j->agents.hosts[h];
+
+    return running(&j->ranks[r]) || (j->ranks[r].state == RANK_PENDING &&
+                                     a->late && a->registered && !a->finished);
+}
+
 /* The first rank of host h not yet given, or -1. */
 static int
 free_rank_on(const rank_info *ranks, const cfg_plan *plan, int h)
@@ -170,7 +182,7 @@ hvdd_roster_trim_spec(const hvdd_roster *j, const char *spec, char *out,
     for (size_t i = 0; i < want.count; i++) {
         int h = hvdd_roster_host_index(j, want.hosts[i].name), n = 0;
         for (int r = 0; h >= 0 && r < j->size; r++)
-            n += j->plan.slots[r].host == h && running(&j->ranks[r]);
+            n += j->plan.slots[r].host == h && goes_on(j, r, h);
         n = n < want.hosts[i].slots ? n : want.hosts[i].slots;
         total += n;
         if (n > 0 && at < size)

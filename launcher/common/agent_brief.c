@@ -173,7 +173,10 @@ hvdrun_brief_join_round(hvdrun_brief *j, int round, const char *spec, char *err,
         cfg_hostlist_release(&hosts);
         return -1;
     }
-    if (envlist_set(&j->base, "HOROVOD_ELASTIC_ROUND", value) != 0) {
+    /* (its workers register first: their round may pass while they
+     * start, and hvdd then gives them ranks in the one that runs) */
+    if (envlist_set(&j->base, "HOROVOD_ELASTIC_ROUND", value) != 0 ||
+        envlist_set(&j->base, "HOROVOD_ELASTIC_JOIN", "1") != 0) {
         snprintf(err, size, "out of memory");
         cfg_plan_release(&plan);
         cfg_hostlist_release(&hosts);

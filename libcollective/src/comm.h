@@ -73,6 +73,12 @@ void comm_prefix_restart(void);
 int comm_join_world(coll_comm *c);
 /* HOROVOD_ELASTIC and HOROVOD_ELASTIC_ROUND (coll_init). */
 void comm_elastic_read_env(coll_comm *c);
+/* A worker of a host that joined an elastic job (HOROVOD_ELASTIC_JOIN=1)
+ * registers before it connects, and takes its identity from hvdd's
+ * answer: the round it was started for may be over (another host failed
+ * while it started), and hvdd then gives it a rank of its host in the
+ * round that runs. 0, or a COLL_ code (said). */
+int comm_elastic_join_first(coll_comm *c);
 /* Stops the async thread and frees the GPU communicator and every
  * transport (both levels, the world's); the client to hvdd stays. */
 void comm_close_transports(coll_comm *c);

@@ -137,6 +137,7 @@ comm_connect(coll_comm *c)
     const char *addr = getenv("HOROVOD_GLOO_RENDEZVOUS_ADDR");
     const char *iface = getenv("HOROVOD_GLOO_IFACE");
     long port = comm_env_long("HOROVOD_GLOO_RENDEZVOUS_PORT", 0);
+    int r;
 
     if (transport_kind_from_env(&c->kind) != 0)
         return comm_fail(c, COLL_EINVAL,
@@ -163,6 +164,8 @@ comm_connect(coll_comm *c)
         return comm_fail(c, COLL_ENOMEM, "out of memory");
     if (c->elastic)
         hvdd_client_set_round(c->client, c->round);
+    if ((r = comm_elastic_join_first(c)) != 0)
+        return r;
     return comm_join_world(c);
 }
 

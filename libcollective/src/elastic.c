@@ -51,6 +51,31 @@ take_identity(coll_comm *c, const hvdd_identity *id)
 }
 
 int
+comm_elastic_join_first(coll_comm *c)
+{
+    const char *join = getenv("HOROVOD_ELASTIC_JOIN");
+    const char *host = getenv("HOROVOD_HOSTNAME");
+    hvdd_identity id;
+    int pid = (int)getpid();
+
+    if (!c->elastic || join == NULL || strcmp(join, "1") != 0 || host == NULL ||
+        getenv("HVDD_TOKEN") == NULL)
+        return 0;
+    /* its own round and rank first (its output is tagged with that
+     * rank); any of its host's in the round that runs, if that is over */
+    if (hvdd_client_register(c->client, host, pid, c->rank, &id) != 0) {
+        hvdd_client_set_round(c->client, -1);
+        if (hvdd_client_register(c->client, host, pid, -1, &id) != 0)
+            return comm_fail(c, COLL_ERENDEZVOUS, "register with hvdd: %s",
+                             hvdd_client_error(c->client));
+    }
+    take_identity(c, &id);
+    hvdd_client_set_round(c->client, c->round);
+    c->registered = 1;
+    return 0;
+}
+
+int
 coll_reset(coll_comm *c)
 {
     const char *host = getenv("HOROVOD_HOSTNAME");

@@ -58,11 +58,16 @@ comm_register(coll_comm *c, const char *addr, int port, const char *token)
 
     if (token == NULL || host == NULL)
         return 0; /* not under hvdrun: nobody to tell */
-    if (hvdd_client_register(c->client, host, (int)getpid(), c->rank, &id))
+    if (c->registered) {
+        /* (a joining worker registered before it connected) */
+    } else if (hvdd_client_register(c->client, host, (int)getpid(), c->rank,
+                                    &id)) {
         return comm_fail(c, COLL_ERENDEZVOUS, "register with hvdd: %s",
                          hvdd_client_error(c->client));
-    c->registered = 1;
-    c->fresh = id.fresh; /* (a new worker of an elastic round learns it) */
+    } else {
+        c->registered = 1;
+        c->fresh = id.fresh; /* (a new worker of an elastic round) */
+    }
     beat = getenv("HVDD_HEARTBEAT_SECONDS");
     interval = beat ? strtod(beat, &end) : 0;
     if (beat == NULL || *end || interval <= 0)

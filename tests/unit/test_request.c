@@ -845,6 +845,47 @@ START_TEST(a_failed_host_comes_back_below_min_np)
 }
 END_TEST
 
+/* A host's new workers still starting when another host fails go on
+ * into the next round (its agent is alive): they register there, first
+ * naming their old round (refused), then for any rank of their host. */
+START_TEST(a_joiners_workers_survive_a_round_while_they_start)
+{
+    start(3, "a:1,b:1,c:1");
+    agents_report_in(1);
+    for (int r = 0; r < 3; r++)
+        ck_assert_int_eq(reg(r == 0   ? "a"
+                             : r == 1 ? "b"
+                                      : "c",
+                             100 + r, r, 0),
+                         200);
+    ck_assert_int_eq(add_host("x"), 200);
+    ck_assert_int_eq(agent_with("x", "eth0", "10.1.0.7", 16), 200);
+    ck_assert_int_eq(call("POST", "/v1/round", AUTH,
+                          "{\"hosts\":\"a:1,b:1,c:1\",\"keep\":"
+                          "\"registered\",\"trim\":true,\"add\":\"x:2\"}",
+                          NULL, 1, 0),
+                     200);
+    /* b fails before x's workers register */
+    ck_assert_int_eq(call("POST", "/v1/round", AUTH,
+                          "{\"hosts\":\"a:1,c:1,x:2\",\"keep\":"
+                          "\"registered\",\"trim\":true,\"min\":4}",
+                          NULL, 1, 0),
+                     200);
+    ck_assert(body_has("\"size\":4"));
+    ck_assert(body_has("{\"host\":\"x\",\"pid\":0},{\"host\":\"x\","
+                       "\"pid\":0}]"));
+    ck_assert_int_eq(reg("x", 300, 3, 1), 409);
+    ck_assert(body_has("round 1 is over: the job is in round 2"));
+    conn_state = -1;
+    ck_assert_int_eq(call("POST", "/v1/register", AUTH,
+                          "{\"host\":\"x\",\"pid\":300,\"rank\":-1}", NULL, 1,
+                          0),
+                     200);
+    ck_assert(body_has("\"rank\":2"));
+    ck_assert(body_has("\"round\":2"));
+}
+END_TEST
+
 /* A one-host job uses loopback: no other host can join it. */
 START_TEST(no_host_joins_a_loopback_job)
 {
@@ -889,6 +930,7 @@ suite(void)
     ADD(tc, hosts_join_a_running_job);
     ADD(tc, no_host_joins_a_loopback_job);
     ADD(tc, a_failed_host_comes_back_below_min_np);
+    ADD(tc, a_joiners_workers_survive_a_round_while_they_start);
     suite_add_tcase(s, tc);
     return s;
 }

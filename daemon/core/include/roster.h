@@ -125,7 +125,9 @@ int hvdd_roster_new_round(hvdd_roster *j, const char *hosts_spec,
 hvdd_survivor *hvdd_roster_registered(const hvdd_roster *j, int *n);
 /* spec ("a:2,c:2") with each host's slots cut to its running workers
  * (hosts without one left out), into out: a round of the workers that
- * run, with no rank waiting for a new one. Returns its ranks; -1: a bad
+ * run, with no rank waiting for a new one, but the ranks of a host that
+ * joined whose workers are still starting (they register into the round
+ * that runs, HOROVOD_ELASTIC_JOIN). Returns its ranks; -1: a bad
  * spec, or too long. */
 int hvdd_roster_trim_spec(const hvdd_roster *j, const char *spec, char *out,
                           size_t size);
