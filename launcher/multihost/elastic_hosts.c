@@ -71,11 +71,13 @@ fleet_hosts_init(fleet *j)
         if (grown == NULL)
             return -1;
         j->h = grown;
+        /* (with a discovery, its runs say: these may be hosts an
+         * earlier start of the job found, --max-restarts) */
         j->h[i] = (host_run){.name = j->s->hosts.hosts[i].name,
                              .over = 1,
                              .out = 1,
                              .slots = j->s->hosts.hosts[i].slots,
-                             .listed = 1};
+                             .listed = script == NULL};
         j->n++;
     }
     if (script && e->growing) {
