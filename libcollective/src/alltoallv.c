@@ -49,7 +49,7 @@ comm_agree_pairs(coll_comm *c, int64_t dt, const size_t *send_counts,
     int64_t *mine;
     int r;
 
-    *slots = (comm_slots){NULL, 0};
+    *slots = (comm_slots){.all = NULL};
     if ((mine = calloc(1, head + (carried ? bytes : 0))) == NULL)
         return comm_fail(c, COLL_ENOMEM, "out of memory");
     mine[0] = carried;

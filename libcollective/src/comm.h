@@ -43,6 +43,10 @@ struct coll_comm {
     int elastic;                 /* HOROVOD_ELASTIC=1: rounds (elastic.c) */
     int round;                   /* the elastic round this comm is in */
     int fresh;                   /* that round has new workers */
+    /* HOROVOD_TIMELINE, on the rank that was 0 at coll_init (timeline.h):
+     * the blocking calls' events here, the async ones' in fusion.c */
+    struct coll_timeline *timeline;
+    int mark_cycles; /* HOROVOD_TIMELINE_MARK_CYCLES=1 */
     char last_error[512];
 };
 
@@ -54,6 +58,9 @@ int comm_fail(coll_comm *c, int code, const char *fmt, ...)
 /* Connects a job of more than one rank through hvdd (its world
  * transport); nothing for a job of one. */
 int comm_connect(coll_comm *c);
+/* HOROVOD_TIMELINE on rank 0 (timeline.c): 0, or COLL_EINVAL when the
+ * file cannot be written (said). */
+int comm_timeline_open(coll_comm *c);
 void comm_disconnect(coll_comm *c);
 /* A transport of c's kind (no I/O yet) for rank of size, its keys under
  * c's prefix and name; shared memory when one_host (all its ranks are on
@@ -144,6 +151,10 @@ int comm_hier_broadcast(const coll_comm *c, comm_hier *h, transport *net,
 typedef struct {
     char *all;
     size_t stride; /* bytes from one rank's slot to the next */
+    /* the timeline: the call's events end when its slots are released */
+    struct coll_timeline *timeline;
+    const char *what;
+    int64_t count, dt;
 } comm_slots;
 /* 4 KiB at every size. Every rank receives every slot, so on many ranks
  * a small operation moves size x 4 KiB; but what the check does not carry

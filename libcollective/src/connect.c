@@ -10,6 +10,7 @@
 
 #include "collective.h"
 #include "comm.h"
+#include "timeline.h"
 #include "device.h"
 #include "fusion.h"
 
@@ -211,6 +212,8 @@ void
 comm_disconnect(coll_comm *c)
 {
     comm_close_transports(c);
+    timeline_close(c->timeline); /* (after the fusion thread's end) */
+    c->timeline = NULL;
     comm_unregister(c);
     hvdd_client_free(c->client);
     c->client = NULL;

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "comm.h"
+#include "timeline_events.h"
 
 typedef struct slot_header {
     int64_t a, b, d;
@@ -24,6 +25,7 @@ comm_slot_data(const comm_slots *slots, int rank)
 void
 comm_slots_release(comm_slots *slots)
 {
+    comm_tl_call_end(slots);
     free(slots->all);
     slots->all = NULL;
 }
@@ -45,9 +47,10 @@ comm_exchange_cap(coll_comm *c, const char *what, int64_t a, int64_t b,
     char *all = calloc((size_t)c->size, stride), *own;
     int r;
 
-    *slots = (comm_slots){NULL, stride};
+    *slots = (comm_slots){.all = NULL, .stride = stride};
     if (all == NULL)
         return comm_fail(c, COLL_ENOMEM, "out of memory");
+    comm_tl_call_begin(c, what);
     own = all + stride * (size_t)c->rank;
     memcpy(own, &mine, sizeof(mine));
     if (data && bytes && bytes <= cap)
@@ -59,12 +62,14 @@ comm_exchange_cap(coll_comm *c, const char *what, int64_t a, int64_t b,
         c->last_error, sizeof(c->last_error));
     if (r != 0) {
         free(all);
+        comm_tl_call_negotiated(c, what, 0, slots, a, b);
         return comm_fail(c, r, "%s", c->last_error);
     }
     for (int i = 0; i < c->size; i++) {
         memcpy(&theirs, all + stride * (size_t)i, sizeof(theirs));
         if (memcmp(&theirs, &mine, sizeof(mine)) != 0) {
             free(all);
+            comm_tl_call_negotiated(c, what, 0, slots, a, b);
             return comm_fail(c, COLL_EMISMATCH,
                              "%s: ranks disagree on count, type or op/root "
                              "(this rank: %lld, %lld, %lld; rank %d: %lld, "
@@ -75,6 +80,7 @@ comm_exchange_cap(coll_comm *c, const char *what, int64_t a, int64_t b,
         }
     }
     slots->all = all;
+    comm_tl_call_negotiated(c, what, 1, slots, a, b);
     return 0;
 }
 

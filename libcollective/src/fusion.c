@@ -9,6 +9,7 @@
 #include "comm.h"
 #include "hvd_clock.h"
 #include "device.h"
+#include "timeline_events.h"
 
 #define MAX_PER_CYCLE 4096
 
@@ -251,12 +252,29 @@ free_stand_in(coll_request *q)
     free(q);
 }
 
+/* The timeline's name for where a group goes. */
+static const char *
+wire_of(const fusion *f, coll_request *const *g)
+{
+    if (g[0]->on_device)
+        return "nccl";
+    if (g[0]->kind == REQ_ALLREDUCE && comm_hier_wanted(f->comm))
+        return "hierarchical";
+    return f->net->ops->name;
+}
+
 static int
 run_and_finish(fusion *f, coll_request **g, int ng)
 {
     char err[512];
-    int r = run_group(f, g, ng, err, sizeof(err));
+    int r;
 
+    for (int i = 0; f->tl && i < ng; i++)
+        tl_fusion_wire(f->tl, (int64_t)g[i]->id, wire_of(f, g));
+    r = run_group(f, g, ng, err, sizeof(err));
+    for (int i = 0; f->tl && i < ng; i++)
+        tl_fusion_done(f->tl, (int64_t)g[i]->id, r == 0, g[i]->dt,
+                       (int64_t)g[i]->count);
     if (r != 0) {
         for (int i = 0; i < ng; i++)
             if (g[i]->stand_in)
@@ -279,6 +297,7 @@ run_and_finish(fusion *f, coll_request **g, int ng)
 static void
 refuse(fusion *f, coll_request *q, int code, const char *why)
 {
+    tl_fusion_done(f->tl, (int64_t)q->id, 0, 0, 0);
     pthread_mutex_lock(&f->mu);
     finish(f, q, code, why);
     pthread_cond_broadcast(&f->changed);
@@ -312,6 +331,8 @@ take_part(fusion *f, int ready, int anyone_joined, const entry *e,
     }
     if (q == NULL && f->joined_at && e->kind == REQ_ALLREDUCE)
         q = stand_in(e);
+    else if (q)
+        tl_fusion_start(f->tl, e->id);
     return q;
 }
 
@@ -418,6 +439,7 @@ expire_stalled(fusion *f, entry *const *lists, const int *n, const entry *ids,
         if (m == 0 || now - mine[i]->queued_at < f->timeout_s)
             continue;
         name_ranks(missing, m, who, sizeof(who));
+        tl_fusion_done(f->tl, ids[i].id, 0, 0, 0);
         snprintf(why, sizeof(why), "rank%s %s did not queue it within %.0f s",
                  m > 1 ? "s" : "", who, f->timeout_s);
         pthread_mutex_lock(&f->mu);
@@ -425,6 +447,25 @@ expire_stalled(fusion *f, entry *const *lists, const int *n, const entry *ids,
         pthread_cond_broadcast(&f->changed);
         pthread_mutex_unlock(&f->mu);
     }
+}
+
+/* Rank 0's timeline: who has queued what, as this cycle's exchange shows;
+ * names come from rank 0's own requests. */
+static void
+timeline_seen(fusion *f, entry *const *lists, const int *n, const entry *ids,
+              coll_request **mine, int nmine)
+{
+    int busy = 0;
+
+    for (int k = 0; k < f->size; k++)
+        for (int i = 0; i < n[k]; i++) {
+            coll_request *q = mine_of(ids, mine, nmine, lists[k][i].id);
+            tl_fusion_seen(f->tl, lists[k][i].id, (int)lists[k][i].kind, k,
+                           q ? q->name : NULL);
+            busy = 1;
+        }
+    if (f->mark_cycles)
+        tl_fusion_mark(f->tl, busy);
 }
 
 static void
@@ -467,6 +508,8 @@ fusion_main(void *arg)
             break;
         for (int k = 0, off = 0; k < f->size; off += n[k++])
             lists[k] = flat + off;
+        if (f->tl)
+            timeline_seen(f, lists, n, mine_e, mine, nmine);
         if (all_stop) {
             fail_all(f, COLL_EDEAD, "finalized before every rank queued it");
             break;
@@ -474,6 +517,7 @@ fusion_main(void *arg)
         if (run_ready(f, lists, n, mine_e, mine, nmine, group) != 0)
             break;
         expire_stalled(f, lists, n, mine_e, mine, nmine, missing);
+        tl_fusion_flush(f->tl);
         end_join(f);
         f->cycle++;
     }
@@ -517,6 +561,7 @@ fusion_free(fusion *f)
     free(f->hdrs);
     free(f->bytes);
     free(f->joined);
+    tl_fusion_free(f->tl);
     if (f->sync_made) {
         pthread_cond_destroy(&f->changed);
         pthread_mutex_destroy(&f->mu);
@@ -554,6 +599,9 @@ start(coll_comm *c)
     f->hdrs = calloc((size_t)f->size * 3, sizeof(*f->hdrs));
     f->bytes = calloc((size_t)f->size, sizeof(*f->bytes));
     f->joined = calloc((size_t)f->size, sizeof(*f->joined));
+    f->mark_cycles = c->mark_cycles;
+    if (c->timeline && (f->tl = tl_fusion_new(c->timeline, c->size)) == NULL)
+        goto out;
     f->net = comm_transport_new(c, ".async", c->rank, c->size,
                                 c->local_size == c->size);
     if (f->hdrs == NULL || f->bytes == NULL || f->joined == NULL ||

@@ -67,6 +67,8 @@ typedef struct fusion {
     int join_done, join_last;
     int rank, size;
     int dead;
+    struct tl_fusion *tl; /* rank 0's timeline events (timeline_events.h) */
+    int mark_cycles;
     char error[512];
 } fusion;
 

@@ -120,7 +120,7 @@ coll_init(coll_comm **out)
         return r;
     }
     ignore_sigpipe();
-    if ((r = comm_connect(c)) != 0) {
+    if ((r = comm_connect(c)) != 0 || (r = comm_timeline_open(c)) != 0) {
         snprintf(coll_init_detail, sizeof(coll_init_detail), "%s",
                  c->last_error);
         comm_disconnect(c);
