@@ -45,7 +45,8 @@ log_cb(void *arg, const char *line)
     say("%s", line);
 }
 
-/* hvdrun reads hvdd's stdout: "listening PORT", then "abort REASON". */
+/* hvdrun reads hvdd's stdout: "listening PORT", then "abort REASON"
+ * and "warn LINE" lines. */
 static void
 on_abort(void *arg, const char *reason)
 {
@@ -57,6 +58,23 @@ on_abort(void *arg, const char *reason)
     }
     if (!o->token_stdin || o->debug) /* else hvdrun tells the user */
         say("job aborted: %s", reason);
+}
+
+/* A rank's warning: "warn LINE" per line, for hvdrun to print. */
+static void
+on_warn(void *arg, const char *text)
+{
+    const hvdd_opts *o = arg;
+    const char *p = text;
+
+    while (!use_syslog && *p) {
+        size_t n = strcspn(p, "\n");
+        printf("warn %.*s\n", (int)n, p);
+        p += n + (p[n] == '\n');
+    }
+    fflush(stdout);
+    if (!o->token_stdin || o->debug)
+        say("warning: %s", text);
 }
 
 /* Reads the token file, or creates it (mode 0600) with a fresh token. */
@@ -253,6 +271,7 @@ run(hvdd_opts *o)
                            .max_conns = 16384,
                            .per_addr = per_addr,
                            .on_abort = on_abort,
+                           .on_warn = on_warn,
                            .arg = o};
     hvdd_server *srv = NULL;
     hvdd_state st;

@@ -135,6 +135,16 @@ check_abort(hvdd_server *s)
         s->o.on_abort(s->o.arg, s->st->roster.abort_reason);
 }
 
+static void
+check_warning(hvdd_server *s)
+{
+    if (!s->st->roster.warning_new)
+        return;
+    s->st->roster.warning_new = 0;
+    if (s->o.on_warn)
+        s->o.on_warn(s->o.arg, s->st->roster.warning);
+}
+
 static void *
 timer_main(void *arg)
 {
@@ -357,6 +367,7 @@ handler(void *cls, struct MHD_Connection *mc, const char *url,
     if (rs.notify[0])
         notify(s, rs.notify);
     check_abort(s);
+    check_warning(s);
     if (rs.wait_ms > 0 && !s->stopping) {
         if (s->st->debug && s->st->log) {
             char line[300];

@@ -19,6 +19,8 @@ typedef struct hvdd_server_opts {
     unsigned per_addr;  /* of them from one address */
     /* Called (under the server's lock) when the job aborts. */
     void (*on_abort)(void *arg, const char *reason);
+    /* Called (likewise) with a rank's warning for the launcher. */
+    void (*on_warn)(void *arg, const char *text);
     void *arg;
 } hvdd_server_opts;
 

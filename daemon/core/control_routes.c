@@ -377,6 +377,27 @@ do_abort(hvdd_state *st, hvdd_response *rs, json_t *b)
     hvdd_reply_text(rs, 200, "aborted: %s", st->roster.abort_reason);
 }
 
+/* POST /v1/warn (a rank): {"text"} for the launcher to print, one line
+ * per line (libcollective's stall check: the library itself never
+ * prints). */
+static void
+do_warn(hvdd_state *st, hvdd_response *rs, json_t *b)
+{
+    const char *text = json_string_value(json_object_get(b, "text"));
+
+    if (text == NULL || text[0] == '\0' ||
+        strlen(text) >= sizeof(st->roster.warning)) {
+        hvdd_reply_text(rs, 400,
+                        "warn needs a \"text\" of fewer than %zu "
+                        "bytes",
+                        sizeof(st->roster.warning));
+        return;
+    }
+    snprintf(st->roster.warning, sizeof(st->roster.warning), "%s", text);
+    st->roster.warning_new = 1;
+    hvdd_reply_text(rs, 200, "ok");
+}
+
 void
 hvdd_control_route(hvdd_state *st, const hvdd_request *rq, hvdd_response *rs)
 {
@@ -399,7 +420,7 @@ hvdd_control_route(hvdd_state *st, const hvdd_request *rq, hvdd_response *rs)
         hvdd_reply_text(
             rs,
             strstr("status register barrier heartbeat exit abort round "
-                   "rejoin host",
+                   "rejoin host warn",
                    what) &&
                     what[0]
                 ? 405
@@ -423,6 +444,8 @@ hvdd_control_route(hvdd_state *st, const hvdd_request *rq, hvdd_response *rs)
         do_rejoin(st, rq, rs, b);
     else if (strcmp(what, "host") == 0)
         do_host(st, rs, b);
+    else if (strcmp(what, "warn") == 0)
+        do_warn(st, rs, b);
     else if (!hvdd_agent_route(st, what, rq, rs, b))
         hvdd_reply_text(rs, 404, "POST /v1/%s: no such route", what);
     json_decref(b);

@@ -232,7 +232,8 @@ retag(run *r, const char *what)
         }
 }
 
-/* hvdd's reports: "abort REASON" lines, "kill", and for an agent its
+/* hvdd's reports: "abort REASON" and "warn LINE" lines, "kill", and for
+ * an agent its
  * launcher's "rank PID RANK"; EOF means the sender is gone. */
 static void
 on_events(run *r)
@@ -255,6 +256,8 @@ on_events(run *r)
         *nl = '\0';
         if (strncmp(r->events, "abort ", 6) == 0)
             stop_for(r, r->events + 6);
+        else if (strncmp(r->events, "warn ", 5) == 0) /* a rank's, via hvdd */
+            fprintf(stderr, "hvdrun: %s\n", r->events + 5);
         else if (strncmp(r->events, "rank ", 5) == 0)
             retag(r, r->events + 5);
         else if (strcmp(r->events, "kill") == 0)

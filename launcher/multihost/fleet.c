@@ -458,25 +458,46 @@ on_signals(fleet *j)
     }
 }
 
-/* hvdd's "abort REASON" lines; EOF: hvdd is gone. */
+/* One of hvdd's lines: "abort REASON" stops the job, "warn LINE" (a
+ * rank's, the stall check's) is printed. */
+static void
+on_event_line(fleet *j, const char *line)
+{
+    if (strncmp(line, "warn ", 5) == 0) {
+        progress_clear(&j->progress);
+        out_sink_flush(&j->sinks[1]); /* after what the ranks said before */
+        fprintf(stderr, "hvdrun: %s\n", line + 5);
+    } else if (strncmp(line, "abort ", 6) == 0) {
+        snprintf(j->aborted, sizeof(j->aborted), "%.500s", line + 6);
+        fleet_stop_all(j, j->aborted);
+    }
+}
+
+/* hvdd's lines; EOF: hvdd is gone. */
 static void
 on_events(fleet *j)
 {
-    char buf[1024];
-    ssize_t n = read(j->events_fd, buf, sizeof(buf) - 1);
+    size_t room = sizeof(j->events) - 1 - j->events_len;
+    ssize_t n = read(j->events_fd, j->events + j->events_len, room);
+    char *nl;
 
     if (n <= 0) {
         j->events_fd = -1;
         snprintf(j->aborted, sizeof(j->aborted),
                  "the rendezvous daemon hvdd exited");
-    } else {
-        buf[n] = '\0';
-        buf[strcspn(buf, "\n")] = '\0';
-        if (strncmp(buf, "abort ", 6) != 0)
-            return;
-        snprintf(j->aborted, sizeof(j->aborted), "%.500s", buf + 6);
+        fleet_stop_all(j, j->aborted);
+        return;
     }
-    fleet_stop_all(j, j->aborted);
+    j->events_len += (size_t)n;
+    j->events[j->events_len] = '\0';
+    while ((nl = strchr(j->events, '\n')) != NULL) {
+        *nl = '\0';
+        on_event_line(j, j->events);
+        j->events_len -= (size_t)(nl + 1 - j->events);
+        memmove(j->events, nl + 1, j->events_len + 1);
+    }
+    if (j->events_len == sizeof(j->events) - 1)
+        j->events_len = 0; /* an endless line: dropped */
 }
 
 static int

@@ -79,6 +79,8 @@ typedef struct fleet {
     struct srun_step *step; /* --launcher slurm: every node's agent */
     progress progress;      /* the start's line on a terminal */
     char aborted[600];
+    char events[4608]; /* hvdd's lines, until their newline */
+    size_t events_len;
     char user[256];
     char known_hosts[PATH_MAX];
     int accept_new;

@@ -9,6 +9,7 @@
 #include "comm.h"
 #include "hvd_clock.h"
 #include "device.h"
+#include "stall.h"
 #include "timeline_events.h"
 
 #define MAX_PER_CYCLE 4096
@@ -415,6 +416,78 @@ name_ranks(const int *rank, int n, char *out, size_t len)
         snprintf(out + at, len - at, " and %d more", n - 4);
 }
 
+/* For rank 0's stall warning: the name of a request of this rank that
+ * some rank lacks, in hvdd's store (rank 0 knows only its own names). */
+static void
+publish_name(fusion *f, coll_request *q)
+{
+    char key[80];
+
+    q->stall_named = 1;
+    snprintf(key, sizeof(key), "%s-%016llx", f->stall_prefix,
+             (unsigned long long)q->id);
+    if (f->stall_client)
+        hvdd_client_put(f->stall_client, "stall", key, q->name,
+                        strlen(q->name));
+}
+
+/* Rank 0: a request's name, from its own queue or from the rank that
+ * put it in hvdd's store. */
+typedef struct name_ctx {
+    fusion *f;
+    const entry *ids;
+    coll_request **mine;
+    int nmine;
+    char buf[8][128];
+    int used;
+} name_ctx;
+
+static const char *
+name_of(void *arg, int64_t id)
+{
+    name_ctx *x = arg;
+    coll_request *q = mine_of(x->ids, x->mine, x->nmine, id);
+    char key[80], *data = NULL;
+    size_t len;
+
+    if (q)
+        return q->name;
+    if (x->f->stall_client == NULL || x->used == 8)
+        return NULL;
+    snprintf(key, sizeof(key), "%s-%016llx", x->f->stall_prefix,
+             (unsigned long long)id);
+    if (hvdd_client_get(x->f->stall_client, "stall", key, 0, &data, &len) != 0)
+        return NULL;
+    snprintf(x->buf[x->used], sizeof(x->buf[0]), "%.*s", (int)len, data);
+    free(data);
+    return x->buf[x->used++];
+}
+
+/* Rank 0, each cycle: Horovod's stall check, its warning through hvdd to
+ * the launcher's output, and the job's stop past the shutdown time. */
+static void
+check_stalls(fusion *f, entry *const *lists, const int *n, const entry *ids,
+             coll_request **mine, int nmine)
+{
+    double now = hvd_mono_now();
+    char text[4000], reason[300];
+    name_ctx x = {.f = f, .ids = ids, .mine = mine, .nmine = nmine};
+    int shutdown;
+
+    stall_cycle_begin(f->stall);
+    for (int k = 0; k < f->size; k++)
+        for (int i = 0; i < n[k]; i++)
+            stall_seen(f->stall, lists[k][i].id, k, now);
+    if (!stall_report(f->stall, now, name_of, &x, text, sizeof(text), &shutdown,
+                      reason, sizeof(reason)) ||
+        f->stall_client == NULL)
+        return;
+    hvdd_client_post(f->stall_client, "warn", json_pack("{ss}", "text", text),
+                     5000, NULL);
+    if (shutdown)
+        hvdd_client_abort(f->stall_client, reason);
+}
+
 /* This rank's requests that some rank has still not queued, a timeout
  * after they were queued here, fail with COLL_EMISMATCH, naming the ranks
  * that have not: waiting longer would be a hang (a rank that never queues
@@ -436,6 +509,9 @@ expire_stalled(fusion *f, entry *const *lists, const int *n, const entry *ids,
             if (k != f->rank && !f->joined[k] &&
                 find(lists[k], n[k], ids[i].id) == NULL)
                 missing[m++] = k;
+        if (m > 0 && f->rank != 0 && f->stall_warn_s > 0 &&
+            !mine[i]->stall_named && now - mine[i]->queued_at > f->stall_warn_s)
+            publish_name(f, mine[i]);
         if (m == 0 || now - mine[i]->queued_at < f->timeout_s)
             continue;
         name_ranks(missing, m, who, sizeof(who));
@@ -510,6 +586,8 @@ fusion_main(void *arg)
             lists[k] = flat + off;
         if (f->tl)
             timeline_seen(f, lists, n, mine_e, mine, nmine);
+        if (f->stall)
+            check_stalls(f, lists, n, mine_e, mine, nmine);
         if (all_stop) {
             fail_all(f, COLL_EDEAD, "finalized before every rank queued it");
             break;
@@ -562,6 +640,8 @@ fusion_free(fusion *f)
     free(f->bytes);
     free(f->joined);
     tl_fusion_free(f->tl);
+    stall_free(f->stall);
+    hvdd_client_free(f->stall_client);
     if (f->sync_made) {
         pthread_cond_destroy(&f->changed);
         pthread_mutex_destroy(&f->mu);
@@ -572,6 +652,29 @@ fusion_free(fusion *f)
 /* The first asynchronous call starts the thread and connects its
  * transport: a collective step, as every rank makes its first call in
  * the same place. */
+/* The stall check's settings (read here, not in the thread), rank 0's
+ * bookkeeping and every rank's client; a stalled request is not failed
+ * (the expiry below) before the warning, nor before the shutdown. */
+static int
+start_stall_check(fusion *f, coll_comm *c)
+{
+    stall_settings s;
+
+    stall_settings_read(&s);
+    if (!s.on || s.warn_s <= 0 || c->client == NULL)
+        return 0;
+    f->stall_warn_s = s.warn_s;
+    snprintf(f->stall_prefix, sizeof(f->stall_prefix), "%s", c->prefix);
+    if ((f->stall_client = comm_new_client()) == NULL ||
+        (c->rank == 0 && (f->stall = stall_new(&s, c->size)) == NULL))
+        return -1;
+    if (f->timeout_s < s.warn_s + 1)
+        f->timeout_s = s.warn_s + 1;
+    if (s.shutdown_s > 0 && f->timeout_s < s.shutdown_s + 10)
+        f->timeout_s = s.shutdown_s + 10;
+    return 0;
+}
+
 static int
 start(coll_comm *c)
 {
@@ -600,6 +703,8 @@ start(coll_comm *c)
     f->bytes = calloc((size_t)f->size, sizeof(*f->bytes));
     f->joined = calloc((size_t)f->size, sizeof(*f->joined));
     f->mark_cycles = c->mark_cycles;
+    if (start_stall_check(f, c) != 0)
+        goto out;
     if (c->timeline && (f->tl = tl_fusion_new(c->timeline, c->size)) == NULL)
         goto out;
     f->net = comm_transport_new(c, ".async", c->rank, c->size,

@@ -36,7 +36,8 @@ struct coll_request {
     int done;
     int result;
     char error[256];
-    int stand_in; /* a joined rank's zeros for another rank's request */
+    int stand_in;    /* a joined rank's zeros for another rank's request */
+    int stall_named; /* its name went to hvdd for rank 0's stall warning */
 };
 
 typedef struct fusion {
@@ -69,6 +70,12 @@ typedef struct fusion {
     int dead;
     struct tl_fusion *tl; /* rank 0's timeline events (timeline_events.h) */
     int mark_cycles;
+    /* the stall check (stall.h): rank 0's bookkeeping; every rank's
+     * client to hvdd, where the others put the names rank 0 lacks */
+    struct stall_check *stall;
+    double stall_warn_s; /* 0: off */
+    hvdd_client *stall_client;
+    char stall_prefix[40];
     char error[512];
 } fusion;
 

@@ -86,6 +86,16 @@ if /usr/bin/python3 -c 'import torch' 2>/dev/null; then
     check "torch: hvdrun names the killed rank and its host" \
         grep -q "rank 1 on ${ADDR[1]} was killed by signal 9" "$TMP/err"
     check "torch: nothing left on the lab hosts" lab_clean_within 10
+    # --- the stall check across hosts: rank 0's warning reaches hvdrun's
+    # --- stderr through hvdd (hvdrun-ssh's path), with the names rank 0
+    # --- learns from the other hosts ---
+    hvd -H "${ADDR[0]}:1,${ADDR[1]}:1" "${PYENV[@]}" -x HOROVOD_STALL_CHECK_TIME_SECONDS=1 \
+        -x HOROVOD_GLOO_TIMEOUT_SECONDS=3 /usr/bin/python3 \
+        "$SRC/tests/integration/stall_check.py"
+    check "stall check across hosts: the warning" \
+        grep -q '^hvdrun: One or more tensors were submitted to be reduced' "$TMP/err"
+    check "stall check across hosts: the other host's names" \
+        grep -qx 'hvdrun: 0: \[lonely.a, lonely.b\]' "$TMP/err"
 else
     echo "skip: torch across hosts: /usr/bin/python3 has no torch (apt-get install python3-torch)"
 fi

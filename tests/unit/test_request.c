@@ -886,6 +886,23 @@ START_TEST(a_joiners_workers_survive_a_round_while_they_start)
 }
 END_TEST
 
+/* A rank's warning for the launcher (the stall check's): kept until the
+ * server passes it on; the token is needed, and a text. */
+START_TEST(warnings_for_the_launcher)
+{
+    start(2, "a:2");
+    ck_assert_int_eq(
+        call("POST", "/v1/warn", NULL, "{\"text\":\"x\"}", NULL, 1, 0), 401);
+    ck_assert_int_eq(call("POST", "/v1/warn", AUTH, "{}", NULL, 1, 0), 400);
+    ck_assert_int_eq(st.roster.warning_new, 0);
+    ck_assert_int_eq(call("POST", "/v1/warn", AUTH,
+                          "{\"text\":\"Missing ranks:\\n1: [a]\"}", NULL, 1, 0),
+                     200);
+    ck_assert_int_eq(st.roster.warning_new, 1);
+    ck_assert_str_eq(st.roster.warning, "Missing ranks:\n1: [a]");
+}
+END_TEST
+
 /* A one-host job uses loopback: no other host can join it. */
 START_TEST(no_host_joins_a_loopback_job)
 {
@@ -930,6 +947,7 @@ suite(void)
     ADD(tc, hosts_join_a_running_job);
     ADD(tc, no_host_joins_a_loopback_job);
     ADD(tc, a_failed_host_comes_back_below_min_np);
+    ADD(tc, warnings_for_the_launcher);
     ADD(tc, a_joiners_workers_survive_a_round_while_they_start);
     suite_add_tcase(s, tc);
     return s;

@@ -46,6 +46,10 @@ typedef struct hvdd_roster {
     hmap barriers; /* name -> barrier */
     char abort_reason[512];
     int aborted;
+    /* a warning a rank sent for the launcher's output (POST /v1/warn),
+     * until the server passes it on; a newer one replaces it */
+    char warning[4096];
+    int warning_new;
     double heartbeat_timeout; /* 0: off */
     agents agents;            /* the NIC choice, once the plan exists */
     char iface[64];           /* the NIC of a one-host job */
