@@ -273,9 +273,11 @@ run_and_finish(fusion *f, coll_request **g, int ng)
     for (int i = 0; f->tl && i < ng; i++)
         tl_fusion_wire(f->tl, (int64_t)g[i]->id, wire_of(f, g));
     r = run_group(f, g, ng, err, sizeof(err));
-    for (int i = 0; f->tl && i < ng; i++)
+    for (int i = 0; i < ng; i++) {
         tl_fusion_done(f->tl, (int64_t)g[i]->id, r == 0, g[i]->dt,
                        (int64_t)g[i]->count);
+        stall_forget(f->stall, (int64_t)g[i]->id);
+    }
     if (r != 0) {
         for (int i = 0; i < ng; i++)
             if (g[i]->stand_in)
@@ -299,6 +301,7 @@ static void
 refuse(fusion *f, coll_request *q, int code, const char *why)
 {
     tl_fusion_done(f->tl, (int64_t)q->id, 0, 0, 0);
+    stall_forget(f->stall, (int64_t)q->id);
     pthread_mutex_lock(&f->mu);
     finish(f, q, code, why);
     pthread_cond_broadcast(&f->changed);
@@ -509,15 +512,18 @@ expire_stalled(fusion *f, entry *const *lists, const int *n, const entry *ids,
             if (k != f->rank && !f->joined[k] &&
                 find(lists[k], n[k], ids[i].id) == NULL)
                 missing[m++] = k;
+        /* (at half the warning time: there when rank 0 warns) */
         if (m > 0 && f->rank != 0 && f->stall_warn_s > 0 &&
-            !mine[i]->stall_named && now - mine[i]->queued_at > f->stall_warn_s)
+            !mine[i]->stall_named &&
+            now - mine[i]->queued_at > f->stall_warn_s / 2)
             publish_name(f, mine[i]);
-        if (m == 0 || now - mine[i]->queued_at < f->timeout_s)
+        if (m == 0 || now - mine[i]->queued_at < f->expire_s)
             continue;
         name_ranks(missing, m, who, sizeof(who));
         tl_fusion_done(f->tl, ids[i].id, 0, 0, 0);
+        stall_forget(f->stall, ids[i].id);
         snprintf(why, sizeof(why), "rank%s %s did not queue it within %.0f s",
-                 m > 1 ? "s" : "", who, f->timeout_s);
+                 m > 1 ? "s" : "", who, f->expire_s);
         pthread_mutex_lock(&f->mu);
         finish(f, mine[i], COLL_EMISMATCH, why);
         pthread_cond_broadcast(&f->changed);
@@ -653,8 +659,11 @@ fusion_free(fusion *f)
  * transport: a collective step, as every rank makes its first call in
  * the same place. */
 /* The stall check's settings (read here, not in the thread), rank 0's
- * bookkeeping and every rank's client; a stalled request is not failed
- * (the expiry below) before the warning, nor before the shutdown. */
+ * bookkeeping and every rank's client. A request that some rank never
+ * queues still fails at the transport's timeout (HOROVOD_GLOO_TIMEOUT_
+ * SECONDS), so the warning comes at the warning time or at half that
+ * timeout, whichever is sooner; a shutdown time asked for puts the
+ * failure after it (the job stops first). */
 static int
 start_stall_check(fusion *f, coll_comm *c)
 {
@@ -663,15 +672,15 @@ start_stall_check(fusion *f, coll_comm *c)
     stall_settings_read(&s);
     if (!s.on || s.warn_s <= 0 || c->client == NULL)
         return 0;
+    if (s.warn_s > f->expire_s / 2)
+        s.warn_s = f->expire_s / 2;
+    if (s.shutdown_s > 0 && s.shutdown_s + 2 > f->expire_s)
+        f->expire_s = s.shutdown_s + 2;
     f->stall_warn_s = s.warn_s;
     snprintf(f->stall_prefix, sizeof(f->stall_prefix), "%s", c->prefix);
     if ((f->stall_client = comm_new_client()) == NULL ||
         (c->rank == 0 && (f->stall = stall_new(&s, c->size)) == NULL))
         return -1;
-    if (f->timeout_s < s.warn_s + 1)
-        f->timeout_s = s.warn_s + 1;
-    if (s.shutdown_s > 0 && f->timeout_s < s.shutdown_s + 10)
-        f->timeout_s = s.shutdown_s + 10;
     return 0;
 }
 
@@ -694,6 +703,7 @@ start(coll_comm *c)
     f->comm = c;
     f->cycle_ms = env_double("HOROVOD_CYCLE_TIME", 1);
     f->timeout_s = comm_timeout_ms() / 1000.0;
+    f->expire_s = f->timeout_s;
     f->threshold = (size_t)env_double("HOROVOD_FUSION_THRESHOLD", 64 << 20);
     snprintf(f->dev_key, sizeof(f->dev_key), "%s-fusion", c->prefix);
     if (f->threshold < 1024)

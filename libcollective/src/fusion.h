@@ -57,7 +57,8 @@ typedef struct fusion {
     coll_request *pending;
     double cycle_ms;
     size_t threshold; /* fusion buffer bytes */
-    double timeout_s; /* a request not queued by every rank by then fails */
+    double timeout_s; /* the transport's (and NCCL's) */
+    double expire_s;  /* a request not queued by every rank by then fails */
     int64_t *hdrs;    /* the cycle's exchange: 3 per rank */
     size_t *bytes;    /* and each rank's entry bytes */
     /* join (coll_join): this rank's wish, the cycle it joined in (+1; 0:

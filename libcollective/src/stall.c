@@ -4,11 +4,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "id_index.h"
+
 typedef struct pending {
     int64_t id;
     double first;        /* when the first rank had it */
     unsigned char *have; /* per rank, this cycle */
     int seen;            /* some rank still has it this cycle */
+    int reported;        /* in a warning already */
 } pending;
 
 struct stall_check {
@@ -16,7 +19,8 @@ struct stall_check {
     int size;
     pending *p;
     size_t n, cap;
-    double last; /* the last check */
+    id_index index; /* id -> position in p */
+    double last;    /* the last warning */
 };
 
 static double
@@ -61,7 +65,29 @@ stall_free(stall_check *sc)
     for (size_t i = 0; i < sc->n; i++)
         free(sc->p[i].have);
     free(sc->p);
+    id_index_release(&sc->index);
     free(sc);
+}
+
+/* Positions changed: the index again. */
+static void
+reindex(stall_check *sc)
+{
+    id_index_clear(&sc->index);
+    for (size_t i = 0; i < sc->n; i++)
+        id_index_put(&sc->index, sc->p[i].id, i, sc->n);
+}
+
+void
+stall_forget(stall_check *sc, int64_t id)
+{
+    long i = sc ? id_index_find(&sc->index, id) : -1;
+
+    if (i < 0)
+        return;
+    free(sc->p[i].have);
+    sc->p[i] = sc->p[--sc->n];
+    reindex(sc);
 }
 
 void
@@ -82,19 +108,22 @@ stall_cycle_begin(stall_check *sc)
         memset(sc->p[k].have, 0, (size_t)sc->size);
         k++;
     }
-    sc->n = k;
+    if (k != sc->n) {
+        sc->n = k;
+        reindex(sc);
+    }
 }
 
 void
 stall_seen(stall_check *sc, int64_t id, int rank, double now)
 {
     pending *e = NULL;
+    long at;
 
     if (sc == NULL || rank < 0 || rank >= sc->size)
         return;
-    for (size_t i = 0; i < sc->n && e == NULL; i++)
-        if (sc->p[i].id == id)
-            e = &sc->p[i];
+    if ((at = id_index_find(&sc->index, id)) >= 0)
+        e = &sc->p[at];
     if (e == NULL) {
         if (sc->n == sc->cap) {
             size_t cap = sc->cap ? sc->cap * 2 : 64;
@@ -108,6 +137,7 @@ stall_seen(stall_check *sc, int64_t id, int rank, double now)
         *e = (pending){.id = id, .first = now};
         if ((e->have = calloc((size_t)sc->size, 1)) == NULL)
             return;
+        id_index_put(&sc->index, id, sc->n, sc->n);
         sc->n++;
     }
     e->have[rank] = 1;
@@ -158,6 +188,58 @@ rank_line(stall_check *sc, int k, double now, stall_name_fn name_of, void *arg,
     return 1;
 }
 
+/* Length of the valid UTF-8 sequence at s (1-4), or 0. */
+static int
+utf8_len(const unsigned char *s)
+{
+    int n = s[0] < 0x80             ? 1
+            : (s[0] & 0xe0) == 0xc0 ? 2
+            : (s[0] & 0xf0) == 0xe0 ? 3
+            : (s[0] & 0xf8) == 0xf0 ? 4
+                                    : 0;
+
+    for (int k = 1; k < n; k++)
+        if ((s[k] & 0xc0) != 0x80)
+            return 0;
+    return n;
+}
+
+/* Bytes that are not UTF-8 (a name's, or a sequence cut at the end)
+ * become '?': the warning travels as JSON. */
+static void
+utf8_clean(char *s)
+{
+    while (*s) {
+        int n = utf8_len((const unsigned char *)s);
+        if (n == 0)
+            *s++ = '?';
+        else
+            s += n;
+    }
+}
+
+/* Whether a warning is due, checked at every cycle: a stalled name not in
+ * a warning yet, one past the shutdown time, or a warning time since the
+ * last warning while something is still stalled. */
+static int
+due(stall_check *sc, double now)
+{
+    int any = 0, fresh = 0, late = 0;
+
+    for (size_t i = 0; i < sc->n; i++) {
+        const pending *e = &sc->p[i];
+        int missing = 0;
+        for (int k = 0; k < sc->size && !missing; k++)
+            missing = !e->have[k];
+        if (!missing || now - e->first <= sc->s.warn_s)
+            continue;
+        any = 1;
+        fresh |= !e->reported;
+        late |= sc->s.shutdown_s > 0 && now - e->first > sc->s.shutdown_s;
+    }
+    return late || fresh || (any && now - sc->last >= sc->s.warn_s);
+}
+
 int
 stall_report(stall_check *sc, double now, stall_name_fn name_of, void *arg,
              char *text, size_t size, int *shutdown, char *reason, size_t rsize)
@@ -168,9 +250,11 @@ stall_report(stall_check *sc, double now, stall_name_fn name_of, void *arg,
     int any = 0;
 
     *shutdown = 0;
-    if (sc == NULL || now - sc->last < sc->s.warn_s)
+    if (sc == NULL || !due(sc, now))
         return 0;
     sc->last = now;
+    for (size_t i = 0; i < sc->n; i++)
+        sc->p[i].reported |= now - sc->p[i].first > sc->s.warn_s;
     at = (size_t)snprintf(
         text, size,
         "One or more tensors were submitted to be reduced, gathered or "
@@ -198,6 +282,7 @@ stall_report(stall_check *sc, double now, stall_name_fn name_of, void *arg,
                  "\nOne or more rank (marked by \"!\") is stalled for longer "
                  "than %.0f seconds. Will shutdown.",
                  sc->s.shutdown_s);
+    utf8_clean(text);
     if (*shutdown)
         snprintf(reason, rsize,
                  "stall check: rank%s %s did not queue what the other ranks "

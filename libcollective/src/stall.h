@@ -29,9 +29,14 @@ void stall_free(stall_check *sc);
 /* A cycle: every id each rank has queued now, then the report. */
 void stall_cycle_begin(stall_check *sc);
 void stall_seen(stall_check *sc, int64_t id, int rank, double now);
+/* The request ran, failed or expired on rank 0: a later one of the same
+ * name (the next step's) starts its own clock. */
+void stall_forget(stall_check *sc, int64_t id);
 /* The name of a request id (NULL: unknown). */
 typedef const char *(*stall_name_fn)(void *arg, int64_t id);
-/* At most every warning time: 1 with Horovod's warning in text (and
+/* Checked every cycle; due when a name is newly stalled past the warning
+ * time, past the shutdown time, or again a warning time after the last
+ * warning: 1 with Horovod's warning in text (and
  * *shutdown set, with the one-line reason, when a rank is stalled past
  * the shutdown time); 0 when nothing is due. */
 int stall_report(stall_check *sc, double now, stall_name_fn name_of, void *arg,

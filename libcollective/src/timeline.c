@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "collective.h"
+#include "id_index.h"
 
 struct coll_timeline {
     pthread_mutex_t mu;
@@ -22,7 +23,8 @@ struct coll_timeline {
     size_t len, cap;
     char **tensors; /* a tensor's pid is its index + 1 */
     size_t ntensors, tcap;
-    int broken; /* a write failed: no more events */
+    id_index by_name; /* a hash of the name -> index (then compared) */
+    int broken;       /* a write failed: no more events */
 };
 
 static int
@@ -63,19 +65,47 @@ add(coll_timeline *t, const char *fmt, ...)
     t->len += (size_t)n;
 }
 
-/* s as the inside of a JSON string (names are the user's). */
+/* Length of the valid UTF-8 sequence at s (2-4), or 0. */
+static int
+utf8_len(const unsigned char *s)
+{
+    int n = (s[0] & 0xe0) == 0xc0   ? 2
+            : (s[0] & 0xf0) == 0xe0 ? 3
+            : (s[0] & 0xf8) == 0xf0 ? 4
+                                    : 0;
+
+    for (int k = 1; k < n; k++)
+        if ((s[k] & 0xc0) != 0x80)
+            return 0;
+    return n;
+}
+
+/* s as the inside of a JSON string (names are the user's, in any bytes:
+ * what is not UTF-8 is written as its Latin-1 character). */
 static void
 add_escaped(coll_timeline *t, const char *s)
 {
-    for (; *s; s++) {
+    while (*s) {
         unsigned char ch = (unsigned char)*s;
+        int n = ch >= 0x80 ? utf8_len((const unsigned char *)s) : 1;
         if (ch == '"' || ch == '\\')
             add(t, "\\%c", ch);
-        else if (ch < 0x20)
+        else if (ch < 0x20 || n == 0)
             add(t, "\\u%04x", ch);
         else
-            add(t, "%c", ch);
+            add(t, "%.*s", n, s);
+        s += n ? n : 1;
     }
+}
+
+static int64_t
+name_hash(const char *s)
+{
+    uint64_t h = 1469598103934665603ULL; /* FNV-1a */
+
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+    return (int64_t)h;
 }
 
 /* The tensor's pid; a new tensor gets its process_name record first. */
@@ -83,8 +113,12 @@ static size_t
 tensor_pid(coll_timeline *t, const char *name)
 {
     char **grown;
+    int64_t h = name_hash(name);
+    long at = id_index_find(&t->by_name, h);
 
-    for (size_t i = 0; i < t->ntensors; i++)
+    if (at >= 0 && strcmp(t->tensors[at], name) == 0)
+        return (size_t)at + 1;
+    for (size_t i = 0; at >= 0 && i < t->ntensors; i++) /* (a collision) */
         if (strcmp(t->tensors[i], name) == 0)
             return i + 1;
     if (t->ntensors == t->tcap) {
@@ -96,6 +130,8 @@ tensor_pid(coll_timeline *t, const char *name)
     }
     if ((t->tensors[t->ntensors] = strdup(name)) == NULL)
         return 0;
+    if (at < 0)
+        id_index_put(&t->by_name, h, t->ntensors, t->ntensors);
     t->ntensors++;
     add(t,
         ",\n{\"name\": \"process_name\", \"ph\": \"M\", \"pid\": %zu, "
@@ -205,8 +241,11 @@ timeline_marker(coll_timeline *t, const char *name, int64_t ts)
     if (t == NULL)
         return;
     pthread_mutex_lock(&t->mu);
-    add(t, ",\n{\"ph\": \"i\", \"name\": \"%s\", \"ts\": %lld, \"s\": \"g\"}",
-        name, (long long)ts);
+    if (!t->broken)
+        add(t,
+            ",\n{\"ph\": \"i\", \"name\": \"%s\", \"ts\": %lld, \"s\": "
+            "\"g\"}",
+            name, (long long)ts);
     pthread_mutex_unlock(&t->mu);
 }
 
@@ -220,10 +259,15 @@ timeline_flush(coll_timeline *t)
         /* over the closing ']', and a new one after: valid throughout
          * but for the moment of the write itself */
         t->buf[t->len++] = ']';
-        if (write_all(t, t->buf, t->len, t->end - 1) == 0)
+        if (write_all(t, t->buf, t->len, t->end - 1) == 0) {
             t->end += (off_t)t->len - 1;
-        else
+        } else {
+            /* (a disk full part way: back to the last valid file, and no
+             * more events) */
             t->broken = 1;
+            if (ftruncate(t->fd, t->end) == 0)
+                write_all(t, "]", 1, t->end - 1);
+        }
         t->len = 0;
     }
     pthread_mutex_unlock(&t->mu);
@@ -239,6 +283,7 @@ timeline_close(coll_timeline *t)
     for (size_t i = 0; i < t->ntensors; i++)
         free(t->tensors[i]);
     free(t->tensors);
+    id_index_release(&t->by_name);
     free(t->buf);
     pthread_mutex_destroy(&t->mu);
     free(t);

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "comm.h"
+#include "id_index.h"
 #include "timeline.h"
 #include "timeline_events.h"
 
@@ -118,6 +119,8 @@ typedef struct tl_request {
     int64_t *ready; /* per rank: when it had it, or -1 */
     int begun;      /* NEGOTIATE written (the name is known) */
     int state;      /* 0 negotiating, 1 queued, 2 on the wire */
+    int seen;       /* some rank had it this cycle */
+    int dead;       /* done: dropped at the cycle's end */
 } tl_request;
 
 struct tl_fusion {
@@ -125,6 +128,7 @@ struct tl_fusion {
     int size;
     tl_request *r;
     size_t n, cap;
+    id_index index; /* id -> position in r */
 };
 
 static const char *kinds[] = {"allreduce", "allgather", "broadcast"};
@@ -141,11 +145,18 @@ tl_fusion_new(coll_timeline *t, int size)
     return f;
 }
 
+/* What a request left open closes, marked as failed (a request that
+ * went away unfinished: expired elsewhere, the comm stopped or reset). */
 static void
-forget(tl_fusion *f, size_t i)
+close_open(tl_fusion *f, tl_request *r)
 {
-    free(f->r[i].ready);
-    f->r[i] = f->r[--f->n];
+    int64_t now = timeline_now(f->t);
+
+    if (!r->begun || r->dead)
+        return;
+    if (r->state >= 1)
+        timeline_event(f->t, r->name, 'E', NULL, NULL, now);
+    timeline_event(f->t, r->name, 'E', NULL, "\"error\": true", now);
 }
 
 void
@@ -153,19 +164,44 @@ tl_fusion_free(tl_fusion *f)
 {
     if (f == NULL)
         return;
-    while (f->n)
-        forget(f, f->n - 1);
+    for (size_t i = 0; i < f->n; i++) {
+        close_open(f, &f->r[i]);
+        free(f->r[i].ready);
+    }
+    timeline_flush(f->t);
     free(f->r);
+    id_index_release(&f->index);
     free(f);
 }
 
 static tl_request *
 lookup(tl_fusion *f, int64_t id)
 {
+    long i = id_index_find(&f->index, id);
+
+    return i >= 0 && !f->r[i].dead ? &f->r[i] : NULL;
+}
+
+/* At the cycle's end: requests done, or that no rank has any more, go. */
+static void
+sweep(tl_fusion *f)
+{
+    size_t k = 0;
+
+    for (size_t i = 0; i < f->n; i++) {
+        tl_request *r = &f->r[i];
+        if (!r->seen || r->dead) {
+            close_open(f, r);
+            free(r->ready);
+            continue;
+        }
+        r->seen = 0;
+        f->r[k++] = *r;
+    }
+    f->n = k;
+    id_index_clear(&f->index);
     for (size_t i = 0; i < f->n; i++)
-        if (f->r[i].id == id)
-            return &f->r[i];
-    return NULL;
+        id_index_put(&f->index, f->r[i].id, i, f->n);
 }
 
 static tl_request *
@@ -187,6 +223,7 @@ add_request(tl_fusion *f, int64_t id, int kind, int64_t now)
         return NULL;
     for (int k = 0; k < f->size; k++)
         r->ready[k] = -1;
+    id_index_put(&f->index, id, f->n, f->n);
     f->n++;
     return r;
 }
@@ -221,6 +258,7 @@ tl_fusion_seen(tl_fusion *f, int64_t id, int kind, int rank, const char *name)
     if ((r = lookup(f, id)) == NULL &&
         (r = add_request(f, id, kind, now)) == NULL)
         return;
+    r->seen = 1;
     if (r->ready[rank] < 0) {
         r->ready[rank] = now;
         if (r->begun) {
@@ -285,7 +323,7 @@ tl_fusion_done(tl_fusion *f, int64_t id, int ok, int dt, int64_t count)
         else
             timeline_event(f->t, r->name, 'E', NULL, "\"error\": true", now);
     }
-    forget(f, (size_t)(r - f->r));
+    r->dead = 1;
 }
 
 void
@@ -298,6 +336,8 @@ tl_fusion_mark(tl_fusion *f, int busy)
 void
 tl_fusion_flush(tl_fusion *f)
 {
-    if (f)
-        timeline_flush(f->t);
+    if (f == NULL)
+        return;
+    sweep(f);
+    timeline_flush(f->t);
 }

@@ -36,10 +36,26 @@ check "shutdown: one line saying why" \
 check "shutdown: before any request expired" [ "$(grep -c 'expired:' "$TMP/out")" -eq 0 ]
 check "shutdown: nothing left" wait_gone 10
 
+# --- a healthy job whose rank 0 is always 30 ms behind, on one name:
+# --- no warning, and never stopped (each step starts its own clock) ---
+hvd "${PYX[@]}" -np 2 -x HOROVOD_STALL_CHECK_TIME_SECONDS=1 \
+    -x HOROVOD_STALL_SHUTDOWN_TIME_SECONDS=2 -x HOROVOD_CYCLE_TIME=20 \
+    "$PY" "$W" healthy
+check "healthy: exit 0" [ "$RC" -eq 0 ]
+no_warning() { ! grep -q 'One or more tensors' "$TMP/err"; }
+check "healthy: no warning" no_warning
+
+# --- a stall that starts 1.5 s into the job: warned at once past 1 s,
+# --- before its requests expire at 4 s ---
+hvd "${PYX[@]}" -np 2 -x HOROVOD_STALL_CHECK_TIME_SECONDS=1 \
+    -x HOROVOD_GLOO_TIMEOUT_SECONDS=4 "$PY" "$W" late
+check "late stall: the warning" grep -qx 'hvdrun: 0: \[lonely.a, lonely.b\]' "$TMP/err"
+check "late stall: the requests expired after it" \
+    [ "$(grep -c 'expired:' "$TMP/out")" -eq 3 ]
+
 hvd "${PYX[@]}" -np 2 -x HOROVOD_STALL_CHECK_DISABLE=1 \
     -x HOROVOD_STALL_CHECK_TIME_SECONDS=1 -x HOROVOD_GLOO_TIMEOUT_SECONDS=2 \
     "$PY" "$W"
-no_warning() { ! grep -q 'One or more tensors' "$TMP/err"; }
 check "disabled: no warning" no_warning
 check "disabled: the requests expire at the timeout" \
     [ "$(grep -c 'did not queue it within 2 s' "$TMP/out")" -eq 3 ]
