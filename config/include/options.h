@@ -111,6 +111,9 @@ typedef enum cfg_xform {
       "how agents start on the hosts: ssh, slurm (one srun step) or local "    \
       "(this host only); default slurm for a Slurm allocation's nodes, "       \
       "else ssh")                                                              \
+    X(STATUS_URL, "status-url", NULL, CFG_T_FLAG, NULL, NULL, CFG_X_NONE,      \
+      NONE, "1",                                                               \
+      "print the URL of the job's live page (it holds the job's token)")       \
     X(CHECK_SSH, "check-ssh", NULL, CFG_T_FLAG, NULL, NULL, CFG_X_NONE, NONE,  \
       "1", "check SSH to every host (connect, host key, login, hvdrun), exit") \
     X(DRY_RUN, "dry-run", NULL, CFG_T_FLAG, NULL, NULL, CFG_X_NONE, NONE, "1", \

@@ -405,7 +405,7 @@ hvdd_control_route(hvdd_state *st, const hvdd_request *rq, hvdd_response *rs)
     json_t *b;
 
     if (strcmp(what, "status") == 0 && strcmp(rq->method, "GET") == 0) {
-        char *s = hvdd_status_json(st);
+        char *s = hvdd_status_json(st, rq->now);
         if (s == NULL) {
             hvdd_reply_text(rs, 500, "out of memory");
             return;

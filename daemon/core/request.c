@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "page.h"
 #include "routes.h"
 
 int
@@ -156,6 +157,16 @@ hvdd_handle(hvdd_state *st, const hvdd_request *rq, hvdd_response *rs)
     if (rq->body_len > HVDD_MAX_BODY) {
         hvdd_reply_text(rs, 413, "request body larger than %d bytes",
                         HVDD_MAX_BODY);
+        return;
+    }
+    if (strcmp(rq->path, "/job") == 0 && strcmp(rq->method, "GET") == 0) {
+        /* the page holds no job data: its reads need the token */
+        rs->status = 200;
+        rs->content_type = "text/html; charset=utf-8";
+        rs->body = strdup(hvdd_job_page);
+        rs->len = rs->body ? strlen(rs->body) : 0;
+        if (rs->body == NULL)
+            hvdd_reply_text(rs, 500, "out of memory");
         return;
     }
     if ((who = hvdd_access(st, rq, rs)) < 0)

@@ -251,6 +251,12 @@ hvdd_roster_exited(hvdd_roster *j, int rank, int code, int pid)
         j->ranks[rank].pid = pid;
     j->ranks[rank].state = RANK_EXITED;
     j->ranks[rank].exit_code = code;
+    if (code != 0 && j->nfailures < HVDD_FAILURES_KEPT) {
+        hvdd_failure *f = &j->failures[j->nfailures++];
+        *f = (hvdd_failure){j->round, rank, j->ranks[rank].pid, code, ""};
+        snprintf(f->host, sizeof(f->host), "%s",
+                 j->hosts.hosts[j->plan.slots[rank].host].name);
+    }
     return 0;
 }
 

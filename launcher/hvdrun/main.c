@@ -190,6 +190,15 @@ start_rendezvous(settings *s, rendezvous *rv, worker_net *net)
     net->rendezvous_addr = rv->addr;
     net->rendezvous_port = rv->port;
     net->token = rv->token;
+    /* (on stderr, never in argv: the URL carries the token, in the
+     * fragment, which the browser does not send) */
+    if (cfg_values_flag(&s->values, CFG_OPT_STATUS_URL) || o.verbose)
+        fprintf(stderr, "hvdrun: job page: http://%s:%d/job#token=%s\n",
+                o.listen_addr && strcmp(o.listen_addr, "0.0.0.0") != 0 &&
+                        strchr(o.listen_addr, ':') == NULL
+                    ? o.listen_addr
+                    : "127.0.0.1",
+                rv->port, rv->token);
     /* three beats per timeout: one late packet is not a death */
     net->heartbeat = o.heartbeat_timeout / 3;
     if (o.verbose && all_hosts_local(s))

@@ -474,7 +474,8 @@ START_TEST(agents_choose_the_network)
     ck_assert(body_has("\"master_addr\":\"10.1.0.1\""));
     ck_assert_int_eq(call("GET", "/v1/status", AUTH, NULL, NULL, 1, 0), 200);
     ck_assert(body_has("\"decision\":\"chosen\""));
-    ck_assert(body_has("{\"name\":\"b\",\"ranks\":1,\"iface\":\"ens5\"}"));
+    ck_assert(body_has("{\"name\":\"b\",\"ranks\":1,\"iface\":\"ens5\","
+                       "\"addr\":\"10.1.0.2\",\"agent\":\"running\"}"));
 }
 END_TEST
 
@@ -903,6 +904,36 @@ START_TEST(warnings_for_the_launcher)
 }
 END_TEST
 
+/* The job's page: served without the token (it holds no job data); the
+ * status it reads needs the token and keeps failed workers across
+ * rounds. */
+START_TEST(the_job_page)
+{
+    start(2, "a:2");
+    ck_assert_int_eq(call("GET", "/job", NULL, NULL, NULL, 1, 0), 200);
+    ck_assert_str_eq(rs.content_type, "text/html; charset=utf-8");
+    ck_assert(body_has("<title>hvdrun job</title>"));
+    ck_assert(body_has("Authorization"));
+    ck_assert(!body_has(TOKEN));
+    ck_assert_int_ne(call("POST", "/job", NULL, NULL, NULL, 1, 0), 200);
+    ck_assert_int_eq(call("GET", "/v1/status", NULL, NULL, NULL, 1, 0), 401);
+    ck_assert_int_eq(reg("a", 10, 0, 0), 200);
+    ck_assert_int_eq(reg("a", 11, 1, 0), 200);
+    ck_assert_int_eq(call("POST", "/v1/exit", AUTH,
+                          "{\"rank\":1,\"code\":137,\"pid\":11}", NULL, 1, 0),
+                     200);
+    ck_assert_int_eq(call("POST", "/v1/round", AUTH,
+                          "{\"hosts\":\"a:1\",\"keep\":\"registered\","
+                          "\"trim\":true}",
+                          NULL, 1, 0),
+                     200);
+    ck_assert_int_eq(call("GET", "/v1/status", AUTH, NULL, NULL, 1, 0), 200);
+    ck_assert(body_has("\"failures\":[{\"round\":0,\"rank\":1,\"host\":"
+                       "\"a\",\"pid\":11,\"exit_code\":137}]"));
+    ck_assert(body_has("\"agent\":\"this host\""));
+}
+END_TEST
+
 /* A one-host job uses loopback: no other host can join it. */
 START_TEST(no_host_joins_a_loopback_job)
 {
@@ -948,6 +979,7 @@ suite(void)
     ADD(tc, no_host_joins_a_loopback_job);
     ADD(tc, a_failed_host_comes_back_below_min_np);
     ADD(tc, warnings_for_the_launcher);
+    ADD(tc, the_job_page);
     ADD(tc, a_joiners_workers_survive_a_round_while_they_start);
     suite_add_tcase(s, tc);
     return s;

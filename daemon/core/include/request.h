@@ -66,6 +66,6 @@ int hvdd_access(hvdd_state *st, const hvdd_request *rq, hvdd_response *rs);
 void hvdd_handle(hvdd_state *st, const hvdd_request *rq, hvdd_response *rs);
 
 /* The job's state as the JSON of GET /v1/status; the caller frees it. */
-char *hvdd_status_json(const hvdd_state *st);
+char *hvdd_status_json(const hvdd_state *st, double now);
 
 #endif

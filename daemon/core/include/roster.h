@@ -26,6 +26,14 @@ typedef struct rank_info {
     double last_seen;
 } rank_info;
 
+/* A worker that ended with a non-zero code, kept for the job's page and
+ * summary across elastic rounds (the first HVDD_FAILURES_KEPT). */
+#define HVDD_FAILURES_KEPT 32
+typedef struct hvdd_failure {
+    int round, rank, pid, code;
+    char host[256];
+} hvdd_failure;
+
 /* A registration that arrived before the plan was known (standalone hvdd
  * without --hosts): ranks are given once all have arrived. */
 typedef struct arrival {
@@ -50,6 +58,8 @@ typedef struct hvdd_roster {
      * until the server passes it on; a newer one replaces it */
     char warning[4096];
     int warning_new;
+    hvdd_failure failures[HVDD_FAILURES_KEPT];
+    int nfailures;
     double heartbeat_timeout; /* 0: off */
     agents agents;            /* the NIC choice, once the plan exists */
     char iface[64];           /* the NIC of a one-host job */
