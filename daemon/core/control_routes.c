@@ -349,6 +349,12 @@ do_rank_call(hvdd_state *st, const char *what, hvdd_response *rs, json_t *b,
             ? hvdd_roster_heartbeat(&st->roster, (int)rank, now)
             : hvdd_roster_exited(&st->roster, (int)rank, (int)code, (int)pid);
 
+    if (r == -2 && code != 0) { /* a worker of an earlier round, late */
+        const char *host = json_string_value(json_object_get(b, "host"));
+        hvdd_roster_note_failure(&st->roster, st->roster.round - 1, (int)rank,
+                                 (int)pid, (int)code,
+                                 host && strlen(host) < 256 ? host : "?");
+    }
     if (r == -2)
         hvdd_reply_text(rs, 409,
                         "exit: pid %ld does not have rank %ld in round %d", pid,

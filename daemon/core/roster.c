@@ -251,13 +251,26 @@ hvdd_roster_exited(hvdd_roster *j, int rank, int code, int pid)
         j->ranks[rank].pid = pid;
     j->ranks[rank].state = RANK_EXITED;
     j->ranks[rank].exit_code = code;
-    if (code != 0 && j->nfailures < HVDD_FAILURES_KEPT) {
-        hvdd_failure *f = &j->failures[j->nfailures++];
-        *f = (hvdd_failure){j->round, rank, j->ranks[rank].pid, code, ""};
-        snprintf(f->host, sizeof(f->host), "%s",
-                 j->hosts.hosts[j->plan.slots[rank].host].name);
-    }
+    if (code != 0)
+        hvdd_roster_note_failure(j, j->round, rank, j->ranks[rank].pid, code,
+                                 j->hosts.hosts[j->plan.slots[rank].host].name);
     return 0;
+}
+
+void
+hvdd_roster_note_failure(hvdd_roster *j, int round, int rank, int pid, int code,
+                         const char *host)
+{
+    hvdd_failure *f;
+
+    for (int i = 0; pid > 0 && i < j->nfailures; i++)
+        if (j->failures[i].pid == pid && strcmp(j->failures[i].host, host) == 0)
+            return; /* (its agent's report and its own) */
+    if (j->nfailures >= HVDD_FAILURES_KEPT)
+        return;
+    f = &j->failures[j->nfailures++];
+    *f = (hvdd_failure){round, rank, pid, code, ""};
+    snprintf(f->host, sizeof(f->host), "%s", host);
 }
 
 static barrier *

@@ -83,6 +83,7 @@ say(const char *fmt, ...)
  * those that register. hvdd gone: stop trying, the launcher knows. */
 typedef struct reporter {
     hvdd_client *c;
+    const char *host; /* this host's name in the plan */
     int broken;
     int said_failed; /* the launcher heard of this host's first failure */
 } reporter;
@@ -102,10 +103,10 @@ report_end(void *arg, int rank, int pid, int status)
     }
     if (rp->c == NULL || rp->broken)
         return;
-    r = hvdd_client_post(
-        rp->c, "exit",
-        json_pack("{si si si}", "rank", rank, "code", code, "pid", pid), 2000,
-        NULL);
+    r = hvdd_client_post(rp->c, "exit",
+                         json_pack("{si si si ss}", "rank", rank, "code", code,
+                                   "pid", pid, "host", rp->host),
+                         2000, NULL);
     rp->broken = r == HVDD_ECONNECT || r == HVDD_ETIMEOUT;
 }
 
@@ -113,7 +114,8 @@ static int
 run_workers(hvdrun_brief *j, const agent_net *an)
 {
     reporter rp = {.c = hvdd_client_new(j->rendezvous_addr, j->rendezvous_port,
-                                        j->token, 1)};
+                                        j->token, 1),
+                   .host = j->hosts.hosts[j->host].name};
     int first = cfg_plan_first_rank(&j->plan, j->host), n = 0, code, i;
     worker_net net = {an->master_addr,    an->master_port,    an->iface,
                       j->rendezvous_addr, j->rendezvous_port, j->token,

@@ -110,6 +110,12 @@ int hvdd_roster_heartbeat(hvdd_roster *j, int rank, double now);
  * rank now (one of an earlier elastic round). */
 int hvdd_roster_exited(hvdd_roster *j, int rank, int code, int pid);
 
+/* Keeps a worker that ended with a non-zero code (the first
+ * HVDD_FAILURES_KEPT, once per host and pid): exits of this round, and
+ * late ones of a worker of an earlier round. */
+void hvdd_roster_note_failure(hvdd_roster *j, int round, int rank, int pid,
+                              int code, const char *host);
+
 /* Joins barrier `name` as rank; returns 1 once all `size` ranks joined
  * this round, 0 while waiting, -1 for a bad rank. A barrier is reusable:
  * the round after completion starts empty. `round` is the round the
