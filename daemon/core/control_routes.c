@@ -347,13 +347,15 @@ do_rank_call(hvdd_state *st, const char *what, hvdd_response *rs, json_t *b,
         return;
     r = strcmp(what, "heartbeat") == 0
             ? hvdd_roster_heartbeat(&st->roster, (int)rank, now)
-            : hvdd_roster_exited(&st->roster, (int)rank, (int)code, (int)pid);
+            : hvdd_roster_exited(&st->roster, (int)rank, (int)code, (int)pid,
+                                 json_string_value(json_object_get(b, "host")));
 
     if (r == -2 && code != 0) { /* a worker of an earlier round, late */
         const char *host = json_string_value(json_object_get(b, "host"));
-        hvdd_roster_note_failure(&st->roster, st->roster.round - 1, (int)rank,
-                                 (int)pid, (int)code,
-                                 host && strlen(host) < 256 ? host : "?");
+        hvdd_roster_note_failure(
+            &st->roster, st->roster.round, (int)rank, (int)pid, (int)code,
+            host && hvdd_roster_host_index(&st->roster, host) >= 0 ? host
+                                                                   : "?");
     }
     if (r == -2)
         hvdd_reply_text(rs, 409,

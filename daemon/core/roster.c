@@ -237,7 +237,8 @@ hvdd_roster_heartbeat(hvdd_roster *j, int rank, double now)
 }
 
 int
-hvdd_roster_exited(hvdd_roster *j, int rank, int code, int pid)
+hvdd_roster_exited(hvdd_roster *j, int rank, int code, int pid,
+                   const char *host)
 {
     /* a rank that never registered (any program, not only libcollective)
      * is reported by its host's agent */
@@ -246,6 +247,10 @@ hvdd_roster_exited(hvdd_roster *j, int rank, int code, int pid)
     /* a worker of an earlier round reporting its old rank, now another
      * worker's (a rank not registered yet has no pid) */
     if (pid > 0 && j->ranks[rank].pid > 0 && j->ranks[rank].pid != pid)
+        return -2;
+    /* (a rank waiting for a new worker has no pid yet: an old worker of
+     * another host that had that rank index must not take it) */
+    if (host && strcmp(host, j->hosts.hosts[j->plan.slots[rank].host].name))
         return -2;
     if (pid > 0)
         j->ranks[rank].pid = pid;

@@ -25,7 +25,7 @@ ranks_json(const hvdd_roster *j, double now)
                               "state", state_name(ri->state), "pid", ri->pid);
         if (o && ri->state == RANK_EXITED)
             json_object_set_new(o, "exit_code", json_integer(ri->exit_code));
-        if (o && ri->state == RANK_REGISTERED && ri->last_seen > 0)
+        if (o && ri->state == RANK_REGISTERED && j->heartbeat_timeout > 0)
             json_object_set_new(o,
                                 "heartbeat_age", /* (or since it registered) */
                                 json_real(now - ri->last_seen));

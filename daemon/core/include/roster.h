@@ -107,8 +107,10 @@ int hvdd_roster_arrival_rank(const hvdd_roster *j, int arrival);
 int hvdd_roster_heartbeat(hvdd_roster *j, int rank, double now);
 
 /* Records rank's exit code; -2 when pid is not the worker that has the
- * rank now (one of an earlier elastic round). */
-int hvdd_roster_exited(hvdd_roster *j, int rank, int code, int pid);
+ * rank now, or host (the reporting agent's, NULL when not said) is not
+ * the rank's host: a worker of an earlier elastic round. */
+int hvdd_roster_exited(hvdd_roster *j, int rank, int code, int pid,
+                       const char *host);
 
 /* Keeps a worker that ended with a non-zero code (the first
  * HVDD_FAILURES_KEPT, once per host and pid): exits of this round, and
