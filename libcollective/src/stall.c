@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "id_index.h"
+#include "utf8.h"
 
 typedef struct pending {
     int64_t id;
@@ -188,29 +189,13 @@ rank_line(stall_check *sc, int k, double now, stall_name_fn name_of, void *arg,
     return 1;
 }
 
-/* Length of the valid UTF-8 sequence at s (1-4), or 0. */
-static int
-utf8_len(const unsigned char *s)
-{
-    int n = s[0] < 0x80             ? 1
-            : (s[0] & 0xe0) == 0xc0 ? 2
-            : (s[0] & 0xf0) == 0xe0 ? 3
-            : (s[0] & 0xf8) == 0xf0 ? 4
-                                    : 0;
-
-    for (int k = 1; k < n; k++)
-        if ((s[k] & 0xc0) != 0x80)
-            return 0;
-    return n;
-}
-
 /* Bytes that are not UTF-8 (a name's, or a sequence cut at the end)
  * become '?': the warning travels as JSON. */
 static void
 utf8_clean(char *s)
 {
     while (*s) {
-        int n = utf8_len((const unsigned char *)s);
+        int n = utf8_seq_len((const unsigned char *)s);
         if (n == 0)
             *s++ = '?';
         else

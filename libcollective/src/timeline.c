@@ -13,6 +13,7 @@
 
 #include "collective.h"
 #include "id_index.h"
+#include "utf8.h"
 
 struct coll_timeline {
     pthread_mutex_t mu;
@@ -65,21 +66,6 @@ add(coll_timeline *t, const char *fmt, ...)
     t->len += (size_t)n;
 }
 
-/* Length of the valid UTF-8 sequence at s (2-4), or 0. */
-static int
-utf8_len(const unsigned char *s)
-{
-    int n = (s[0] & 0xe0) == 0xc0   ? 2
-            : (s[0] & 0xf0) == 0xe0 ? 3
-            : (s[0] & 0xf8) == 0xf0 ? 4
-                                    : 0;
-
-    for (int k = 1; k < n; k++)
-        if ((s[k] & 0xc0) != 0x80)
-            return 0;
-    return n;
-}
-
 /* s as the inside of a JSON string (names are the user's, in any bytes:
  * what is not UTF-8 is written as its Latin-1 character). */
 static void
@@ -87,7 +73,7 @@ add_escaped(coll_timeline *t, const char *s)
 {
     while (*s) {
         unsigned char ch = (unsigned char)*s;
-        int n = ch >= 0x80 ? utf8_len((const unsigned char *)s) : 1;
+        int n = utf8_seq_len((const unsigned char *)s);
         if (ch == '"' || ch == '\\')
             add(t, "\\%c", ch);
         else if (ch < 0x20 || n == 0)
