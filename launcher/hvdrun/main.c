@@ -192,12 +192,16 @@ start_rendezvous(settings *s, rendezvous *rv, worker_net *net)
     net->token = rv->token;
     /* (on stderr, never in argv: the URL carries the token, in the
      * fragment, which the browser does not send) */
-    if (o.verbose && !cfg_values_flag(&s->values, CFG_OPT_STATUS_URL))
+    /* --verbose into a file or a pipe (a log others may read): the port
+     * only */
+    int url = cfg_values_flag(&s->values, CFG_OPT_STATUS_URL) ||
+              (o.verbose && isatty(STDERR_FILENO));
+    if (o.verbose && !url)
         fprintf(stderr,
                 "hvdrun: job page: port %d (--status-url prints its URL, "
                 "which holds the job's token)\n",
                 rv->port);
-    if (cfg_values_flag(&s->values, CFG_OPT_STATUS_URL))
+    if (url)
         fprintf(stderr, "hvdrun: job page: http://%s:%d/job#token=%s\n",
                 o.listen_addr && strcmp(o.listen_addr, "0.0.0.0") != 0 &&
                         strchr(o.listen_addr, ':') == NULL

@@ -53,4 +53,18 @@ check "output still on the terminal" grep -qxF "[0]<stdout>:out" "$TMP/out"
 hvd --output-filename "$TMP/logs12" -np 12 sh -c 'echo r$HOROVOD_RANK'
 check "rank dirs padded" grep -qx r3 "$TMP/logs12/rank.03/stdout"
 check "rank 11 file" grep -qx r11 "$TMP/logs12/rank.11/stdout"
+# --- the job page's URL holds the token: --status-url prints it;
+# --- --verbose only on a terminal (into a file: the port alone) ---
+hvd --status-url -np 1 true
+check "--status-url: the page's URL with the token" \
+    grep -Eq '^hvdrun: job page: http://127\.0\.0\.1:[0-9]+/job#token=[0-9a-f]{64}$' "$TMP/err"
+hvd --verbose -np 1 true
+check "--verbose into a file: the page's port, no token" \
+    grep -Eq '^hvdrun: job page: port [0-9]+ \(--status-url prints its URL' "$TMP/err"
+no_token_line() { ! grep -q 'token=' "$TMP/err"; }
+check "--verbose into a file: no token anywhere" no_token_line
+if command -v script >/dev/null; then
+    script -qec "$HVDRUN --verbose -np 1 true" /dev/null >"$TMP/tty" 2>&1
+    check "--verbose on a terminal: the page's URL" grep -q 'job page: http://127.0.0.1:[0-9]*/job#token=' "$TMP/tty"
+fi
 finish
