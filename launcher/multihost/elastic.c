@@ -44,6 +44,19 @@ fleet_elastic_release(fleet *j)
     j->el.hvdd = NULL;
 }
 
+void
+fleet_list_add(char *list, size_t size, size_t *at, const char *name, int n)
+{
+    if (*at >= size)
+        return; /* (full: the caller's buffer said so already) */
+    if (n >= 0)
+        *at += (size_t)snprintf(list + *at, size - *at, "%s%s:%d",
+                                *at ? "," : "", name, n);
+    else
+        *at += (size_t)snprintf(list + *at, size - *at, "%s%s", *at ? "," : "",
+                                name);
+}
+
 int
 fleet_elastic_remaining(const fleet *j, char *spec, size_t size, char *names,
                         size_t nsize)
@@ -62,12 +75,8 @@ fleet_elastic_remaining(const fleet *j, char *spec, size_t size, char *names,
         if (n <= 0)
             break;
         total += n;
-        if (at < size)
-            at += (size_t)snprintf(spec + at, size - at, "%s%s:%d",
-                                   at ? "," : "", h->name, n);
-        if (nat < nsize)
-            nat += (size_t)snprintf(names + nat, nsize - nat, "%s%s",
-                                    nat ? "," : "", h->name);
+        fleet_list_add(spec, size, &at, h->name, n);
+        fleet_list_add(names, nsize, &nat, h->name, -1);
     }
     return total;
 }
@@ -127,14 +136,13 @@ round_spec(json_t *ranks, char *spec, size_t size)
         const char *host = json_string_value(json_object_get(v, "host"));
         if (host == NULL)
             continue;
-        if (last && strcmp(last, host) != 0 && at < size)
-            at += (size_t)snprintf(spec + at, size - at, "%s%s:%d",
-                                   at ? "," : "", last, count);
+        if (last && strcmp(last, host) != 0)
+            fleet_list_add(spec, size, &at, last, count);
         count = last && strcmp(last, host) == 0 ? count + 1 : 1;
         last = host;
     }
-    if (last && at < size)
-        snprintf(spec + at, size - at, "%s%s:%d", at ? "," : "", last, count);
+    if (last)
+        fleet_list_add(spec, size, &at, last, count);
 }
 
 /* hvdd's next round, if at least --min-np workers go on (and the new

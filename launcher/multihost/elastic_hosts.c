@@ -37,7 +37,6 @@ fleet_host_index(fleet *j, const char *name, int slots)
     j->h = grown;
     if (cfg_hostlist_add(&j->s->hosts, &add, &e) != 0)
         return -1;
-    memset(&j->h[j->n], 0, sizeof(j->h[0]));
     j->h[j->n] = (host_run){.name = j->s->hosts.hosts[j->n].name,
                             .over = 1,
                             .out = 1,
@@ -66,11 +65,13 @@ fleet_hosts_init(fleet *j)
         j->h[i].listed = 1;
     }
     /* the -H hosts the plan left out are spares: they may join later */
-    for (size_t i = (size_t)j->n; e->growing && i < j->s->hosts.count; i++) {
-        host_run *grown = realloc(j->h, sizeof(*grown) * (i + 1));
+    if (e->growing && j->s->hosts.count > (size_t)j->n) {
+        host_run *grown = realloc(j->h, sizeof(*grown) * j->s->hosts.count);
         if (grown == NULL)
             return -1;
         j->h = grown;
+    }
+    for (size_t i = (size_t)j->n; e->growing && i < j->s->hosts.count; i++) {
         /* (with a discovery, its runs say: these may be hosts an
          * earlier start of the job found, --max-restarts) */
         j->h[i] = (host_run){.name = j->s->hosts.hosts[i].name,
@@ -124,6 +125,13 @@ fleet_hosts_blacklist(fleet *j, host_run *h)
             h->name, wait, n);
 }
 
+/* The ranks the job may have: --max-np, else no bound. */
+static long
+rank_bound(const fleet *j)
+{
+    return j->el.max_np > 0 ? j->el.max_np : 1L << 30;
+}
+
 /* In the job: its workers run in this round. */
 static int
 in_job(const host_run *h)
@@ -155,18 +163,24 @@ ending(const fleet *j)
     return 0;
 }
 
+/* A joiner that will not join: its agent stops (or is dropped after the
+ * grace); the link stays until then, as the loop may be reading it. */
+static void
+drop_joiner(fleet *j, host_run *h, const char *abort_line)
+{
+    h->joining = 0;
+    h->out = 1;
+    h->out_deadline = fleet_stop_deadline(j);
+    fleet_tell(h, abort_line);
+}
+
 void
 fleet_hosts_join_failed(fleet *j, host_run *h, const char *why)
 {
     if (!h->joining)
         return;
     fprintf(stderr, "hvdrun: host %s could not join: %s\n", h->name, why);
-    h->joining = 0;
-    h->out = 1;
-    /* its agent stops (or is dropped after the grace); the link stays
-     * until then, as the loop may be reading it */
-    h->out_deadline = fleet_stop_deadline(j);
-    fleet_tell(h, "abort it could not join\n");
+    drop_joiner(j, h, "abort it could not join\n");
     if (h->link == NULL)
         h->over = 1;
     fleet_hosts_blacklist(j, h);
@@ -222,12 +236,8 @@ ready_joiners(const fleet *j, int room, char *add, size_t size, char *names,
         if (!h->joining || !h->ready)
             continue;
         total += n;
-        if (at < size)
-            at += (size_t)snprintf(add + at, size - at, "%s%s:%d",
-                                   at ? "," : "", h->name, n);
-        if (nat < nsize)
-            nat += (size_t)snprintf(names + nat, nsize - nat, "%s%s",
-                                    nat ? "," : "", h->name);
+        fleet_list_add(add, size, &at, h->name, n);
+        fleet_list_add(names, nsize, &nat, h->name, -1);
     }
     return total;
 }
@@ -244,7 +254,7 @@ join_ready(fleet *j)
             return;
     char spec[4096], names[4096], add[4096], added[4096], hosts[8192];
     char go[8300];
-    long room = j->el.max_np > 0 ? j->el.max_np : 1L << 30;
+    long room = rank_bound(j);
     int workers = 0, round = 0, size;
 
     fleet_elastic_remaining(j, spec, sizeof(spec), names, sizeof(names));
@@ -328,12 +338,8 @@ take_news(fleet *j, const cfg_hostlist *found)
         host_run *h = &j->h[i];
         if (in_job(h) && !h->listed)
             leave(j, h);
-        else if (h->joining && !h->listed) { /* gone before it joined */
-            h->joining = 0;
-            h->out = 1;
-            h->out_deadline = fleet_stop_deadline(j);
-            fleet_tell(h, "abort its host is no longer discovered\n");
-        }
+        else if (h->joining && !h->listed) /* gone before it joined */
+            drop_joiner(j, h, "abort its host is no longer discovered\n");
     }
 }
 
@@ -364,19 +370,15 @@ static void
 stop_joiners(fleet *j)
 {
     for (int i = 0; i < j->n; i++)
-        if (j->h[i].joining) {
-            j->h[i].joining = 0;
-            j->h[i].out = 1;
-            j->h[i].out_deadline = fleet_stop_deadline(j);
-            fleet_tell(&j->h[i], "abort the job is ending\n");
-        }
+        if (j->h[i].joining)
+            drop_joiner(j, &j->h[i], "abort the job is ending\n");
 }
 
 void
 fleet_hosts_turn(fleet *j)
 {
     fleet_elastic *e = &j->el;
-    long room = e->max_np > 0 ? e->max_np : 1L << 30;
+    long room = rank_bound(j);
     double now = hvd_mono_now();
 
     if (!e->on || !e->growing || !j->go_sent)

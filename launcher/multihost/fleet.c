@@ -76,22 +76,19 @@ host_error(fleet *j, host_run *h, const char *step, const char *why)
 {
     char both[900];
 
+    snprintf(both, sizeof(both), "%s%s%s", step ? step : "", step ? ": " : "",
+             why);
     if (h->joining) { /* the job goes on without it */
-        snprintf(both, sizeof(both), "%s%s%s", step ? step : "",
-                 step ? ": " : "", why);
         fleet_hosts_join_failed(j, h, both);
         return;
     }
     if (j->go_sent && j->el.on) { /* the job may go on without h */
-        snprintf(both, sizeof(both), "%s%s%s", step ? step : "",
-                 step ? ": " : "", why);
         fprintf(stderr, "hvdrun: %s: %s\n", h->name, both);
         fleet_elastic_host_failed(j, h, -1, HVD_EXIT_LAUNCH);
         return;
     }
     if (h->error[0] == '\0')
-        snprintf(h->error, sizeof(h->error), "%s%s%s", step ? step : "",
-                 step ? ": " : "", why);
+        snprintf(h->error, sizeof(h->error), "%s", both);
     if (!j->go_sent)
         j->start_failed = 1;
 }
@@ -202,8 +199,8 @@ joining_hosts(const fleet *j, const host_run *h, cfg_hostlist *out)
     cfg_hostlist_init(out);
     fleet_elastic_remaining(j, spec, sizeof(spec), names, sizeof(names));
     at = strlen(spec);
-    snprintf(spec + at, sizeof(spec) - at, "%s%s:%d", at ? "," : "", h->name,
-             h->slots > 0 ? h->slots : 1);
+    fleet_list_add(spec, sizeof(spec), &at, h->name,
+                   h->slots > 0 ? h->slots : 1);
     return cfg_hostspec_parse(spec, out, &e) == 0 ? (int)out->count - 1 : -1;
 }
 

@@ -107,6 +107,10 @@ void fleet_elastic_check(fleet *j);
 /* The code an elastic job that cannot go on exits with: the first
  * failed rank's. */
 int fleet_elastic_code(const fleet *j);
+/* Appends "name:n" (n < 0: "name") to a comma-separated list of *at
+ * bytes in a buffer of size. */
+void fleet_list_add(char *list, size_t size, size_t *at, const char *name,
+                    int n);
 /* The hosts that go on, "a:2,c:2" in their order, at most --max-np
  * ranks; their names "a,c" into names; returns the ranks. */
 int fleet_elastic_remaining(const fleet *j, char *spec, size_t size,
