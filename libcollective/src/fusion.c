@@ -469,18 +469,13 @@ name_of(void *arg, int64_t id)
 /* Rank 0, each cycle: Horovod's stall check, its warning through hvdd to
  * the launcher's output, and the job's stop past the shutdown time. */
 static void
-check_stalls(fusion *f, entry *const *lists, const int *n, const entry *ids,
-             coll_request **mine, int nmine)
+check_stalls(fusion *f, const entry *ids, coll_request **mine, int nmine)
 {
     double now = hvd_mono_now();
     char text[4000], reason[300];
     name_ctx x = {.f = f, .ids = ids, .mine = mine, .nmine = nmine};
     int shutdown;
 
-    stall_cycle_begin(f->stall);
-    for (int k = 0; k < f->size; k++)
-        for (int i = 0; i < n[k]; i++)
-            stall_seen(f->stall, lists[k][i].id, k, now);
     if (!stall_report(f->stall, now, name_of, &x, text, sizeof(text), &shutdown,
                       reason, sizeof(reason)) ||
         f->stall_client == NULL)
@@ -531,19 +526,23 @@ expire_stalled(fusion *f, entry *const *lists, const int *n, const entry *ids,
     }
 }
 
-/* Rank 0's timeline: who has queued what, as this cycle's exchange shows;
- * names come from rank 0's own requests. */
+/* Rank 0, each cycle: who has queued what, as the exchange shows, for the
+ * timeline and the stall check. Rank 0's own list is its snapshot, in
+ * order, so its names come from its requests by position; the others'
+ * ids wait for rank 0's request of the same id. */
 static void
-timeline_seen(fusion *f, entry *const *lists, const int *n, const entry *ids,
-              coll_request **mine, int nmine)
+watch_queues(fusion *f, entry *const *lists, const int *n, coll_request **mine)
 {
+    double now = hvd_mono_now();
     int busy = 0;
 
+    stall_cycle_begin(f->stall);
     for (int k = 0; k < f->size; k++)
         for (int i = 0; i < n[k]; i++) {
-            coll_request *q = mine_of(ids, mine, nmine, lists[k][i].id);
-            tl_fusion_seen(f->tl, lists[k][i].id, (int)lists[k][i].kind, k,
-                           q ? q->name : NULL);
+            const entry *e = &lists[k][i];
+            tl_fusion_seen(f->tl, e->id, (int)e->kind, k,
+                           k == f->rank ? mine[i]->name : NULL);
+            stall_seen(f->stall, e->id, k, now);
             busy = 1;
         }
     if (f->mark_cycles)
@@ -590,10 +589,10 @@ fusion_main(void *arg)
             break;
         for (int k = 0, off = 0; k < f->size; off += n[k++])
             lists[k] = flat + off;
-        if (f->tl)
-            timeline_seen(f, lists, n, mine_e, mine, nmine);
+        if (f->tl || f->stall)
+            watch_queues(f, lists, n, mine);
         if (f->stall)
-            check_stalls(f, lists, n, mine_e, mine, nmine);
+            check_stalls(f, mine_e, mine, nmine);
         if (all_stop) {
             fail_all(f, COLL_EDEAD, "finalized before every rank queued it");
             break;
