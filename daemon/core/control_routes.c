@@ -127,6 +127,7 @@ round_spec(const hvdd_state *st, hvdd_response *rs, json_t *b, int registered,
 {
     const char *hosts = json_string_value(json_object_get(b, "hosts"));
     const char *add = json_string_value(json_object_get(b, "add"));
+    int trim = registered && json_is_true(json_object_get(b, "trim"));
     int ranks = -1, added = 0;
     size_t at;
     cfg_hostlist more;
@@ -135,7 +136,7 @@ round_spec(const hvdd_state *st, hvdd_response *rs, json_t *b, int registered,
     if (hosts[0] == '\0') { /* every host of the last round is gone */
         spec[0] = '\0';
         ranks = 0;
-    } else if (registered && json_is_true(json_object_get(b, "trim"))) {
+    } else if (trim) {
         ranks = hvdd_roster_trim_spec(&st->roster, hosts, spec, size);
     } else if (snprintf(spec, size, "%s", hosts) < (int)size) {
         ranks = 0;
@@ -156,15 +157,12 @@ round_spec(const hvdd_state *st, hvdd_response *rs, json_t *b, int registered,
         cfg_hostlist_release(&more);
         snprintf(spec + at, size - at, "%s%s", at ? "," : "", add);
     }
-    if (ranks + added == 0 && registered &&
-        json_is_true(json_object_get(b, "trim")) &&
-        int_member(b, "min", 0) <= 0) {
+    if (ranks + added == 0 && trim && int_member(b, "min", 0) <= 0) {
         hvdd_reply_text(rs, 409, "round: no worker of hosts '%s' is registered",
                         hosts);
         return 1;
     }
-    return json_is_true(json_object_get(b, "trim")) &&
-           too_few(st, rs, b, ranks + added);
+    return trim && too_few(st, rs, b, ranks + added);
 }
 
 /* POST /v1/round (the launcher): {"hosts": "a:2,c:2", "keep": [{"host":
@@ -341,6 +339,7 @@ do_rank_call(hvdd_state *st, const char *what, hvdd_response *rs, json_t *b,
 {
     long rank = int_member(b, "rank", -2), code = int_member(b, "code", 0);
     long pid = int_member(b, "pid", 0);
+    const char *host = json_string_value(json_object_get(b, "host"));
     int r;
 
     if (stale_round(st, rs, b))
@@ -348,15 +347,13 @@ do_rank_call(hvdd_state *st, const char *what, hvdd_response *rs, json_t *b,
     r = strcmp(what, "heartbeat") == 0
             ? hvdd_roster_heartbeat(&st->roster, (int)rank, now)
             : hvdd_roster_exited(&st->roster, (int)rank, (int)code, (int)pid,
-                                 json_string_value(json_object_get(b, "host")));
+                                 host);
 
-    if (r == -2 && code != 0) { /* a worker of an earlier round, late */
-        const char *host = json_string_value(json_object_get(b, "host"));
+    if (r == -2 && code != 0) /* a worker of an earlier round, late */
         hvdd_roster_note_failure(
             &st->roster, st->roster.round, (int)rank, (int)pid, (int)code,
             host && hvdd_roster_host_index(&st->roster, host) >= 0 ? host
                                                                    : "?");
-    }
     if (r == -2)
         hvdd_reply_text(rs, 409,
                         "exit: pid %ld does not have rank %ld in round %d", pid,
