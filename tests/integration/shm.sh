@@ -48,6 +48,18 @@ ranks_mapping() {
 }
 # the address range of the segment in PID's mappings (empty: none)
 segment_range() { awk -v s="$SEGMENT" 'index($0, s) {print $1; exit}' "/proc/$1/maps" 2>/dev/null; }
+# all_resident PID: every page of each of PID's segments is mapped
+# (Rss = Size in smaps), so that no collective waits on page faults
+all_resident() {
+    awk -v s="$SEGMENT" '/^[0-9a-f]+-[0-9a-f]+ / {in_seg = index($0, s) > 0}
+        in_seg && /^Size:/ {size += $2} in_seg && /^Rss:/ {rss += $2}
+        END {exit !(size > 0 && rss == size)}' "/proc/$1/smaps" 2>/dev/null
+}
+ranks_resident() {
+    local n=0 pid
+    for pid in $PIDS; do all_resident "$pid" && n=$((n + 1)); done
+    echo $n
+}
 # cannot COMMAND...: COMMAND fails
 cannot() { ! "$@" >/dev/null 2>&1; }
 # cannot_as_nobody COMMAND...: COMMAND fails when run as nobody
@@ -61,6 +73,8 @@ hold_job 1 3
 check "held job: 3 ranks up, the sum right" [ "$(echo $PIDS | wc -w)" -eq 3 -a "$RIGHT" -eq 3 ]
 # the comm's and the fusion thread's
 check "every rank maps 2 segments, memfds" [ "$(ranks_mapping 2)" -eq 3 ]
+check "every page of the segments is mapped in every rank" \
+    [ "$(ranks_resident)" -eq 3 ]
 rank0=$(echo $PIDS | awk '{print $1}')
 range=$(segment_range "$rank0")
 check "no descriptor of the segment stays open" \

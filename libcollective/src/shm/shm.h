@@ -17,9 +17,10 @@
 #include "transport.h"
 
 /* What one rank writes per step, at most: the chunk that the reductions
- * cut into size sub-blocks. On 2 ranks (2 cores), 64 MiB allreduce: see
- * shm_reduce.c for the figures. */
-#define SHM_SUBS_BYTES (256u << 10)
+ * cut into size sub-blocks. Fewer steps pay: on 2 ranks (2 cores), 1 MiB
+ * allreduces took 65-70 us in a long run against 97-100 with 256 KiB,
+ * and 64 MiB 12.5-13.5 ms against 15; 4 ranks were even. */
+#define SHM_SUBS_BYTES (1u << 20)
 /* A rank's control line: its counter alone on a cache line, so that a
  * rank spinning on one peer's line does not slow another's writes. */
 #define SHM_LINE 64

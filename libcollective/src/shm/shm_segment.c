@@ -57,11 +57,14 @@ fail(char *err, size_t errlen, const char *what, const char *fmt,
     return COLL_ETRANSPORT;
 }
 
+/* Maps every page now (MAP_POPULATE): a slot's first use took a fault
+ * per page, so that an allreduce's first calls at a new size were ten
+ * times slower than the rest (1 MiB on 2 ranks: 700 us against 65). */
 static int
 map(shm_transport *t, int fd)
 {
-    void *m =
-        mmap(NULL, t->seg_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    void *m = mmap(NULL, t->seg_bytes, PROT_READ | PROT_WRITE,
+                   MAP_SHARED | MAP_POPULATE, fd, 0);
 
     if (m == MAP_FAILED)
         return -1;
@@ -90,10 +93,12 @@ create(shm_transport *t, int *fd, char *where, size_t wlen)
 
     *fd = (int)syscall(SYS_memfd_create, "hvd-collective",
                        MFD_CLOEXEC | MFD_ALLOW_SEALING);
-    /* sealed at its size: nobody who opens it can shrink it under the
-     * ranks' mappings (SIGBUS) */
+    /* its memory taken now, so that a host short of it fails here
+     * (ENOSPC) and not with SIGBUS in a collective; sealed at its size:
+     * nobody who opens it can shrink it under the ranks' mappings */
     if (*fd < 0 || fchmod(*fd, 0600) != 0 ||
         ftruncate(*fd, (off_t)t->seg_bytes) != 0 ||
+        fallocate(*fd, 0, 0, (off_t)t->seg_bytes) != 0 ||
         fcntl(*fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) !=
             0 ||
         map(t, *fd) != 0)
