@@ -146,9 +146,13 @@ coll_reducescatter(coll_comm *c, const void *send, void *recv, size_t count,
         comm_reduce_slots(&slots, c->size, recv, start, len, dt, how);
         if (op == COLL_OP_AVG)
             elem_scale_avg(recv, len, dt, c->size);
-    } else if ((r = c->world->ops->reducescatter(c->world, send, recv, count,
-                                                 dt, op, c->last_error,
-                                                 sizeof(c->last_error))) != 0) {
+    } else if ((r = comm_hier_reducescatter_wanted(c) /* two levels */
+                        ? comm_hier_reducescatter(
+                              c, &c->hier, c->world, send, recv, count, dt, op,
+                              c->last_error, sizeof(c->last_error))
+                        : c->world->ops->reducescatter(
+                              c->world, send, recv, count, dt, op,
+                              c->last_error, sizeof(c->last_error))) != 0) {
         r = comm_fail(c, r, "%s", c->last_error);
     }
     comm_slots_release(&slots);

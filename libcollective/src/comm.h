@@ -33,7 +33,7 @@ struct coll_comm {
     comm_hier hier;        /* the blocking calls' two levels */
     int hier_allreduce;    /* HOROVOD_HIERARCHICAL_ALLREDUCE, several hosts */
     int hier_allgather;    /* HOROVOD_HIERARCHICAL_ALLGATHER, likewise */
-    int hier_broadcast;    /* several hosts, COLL_SHM on */
+    int hier_shm;          /* several hosts, COLL_SHM on */
     char prefix[32];       /* of the world transport's keys */
     int dead;              /* a transport failure broke the comm */
     struct fusion *fusion; /* the async thread, once started */
@@ -133,7 +133,17 @@ int comm_hier_allgather(const coll_comm *c, comm_hier *h, transport *net,
                         const char *tag, const void *mine, void *all,
                         size_t bytes, char *err, size_t errlen);
 
-/* Several hosts and shared memory on; then comm_hier_broadcast does
+/* comm_hier_learn learns which ranks each host has (once, one exchange
+ * on net); h->hosts < 0 when they are not numbered host by host.
+ * comm_hier_open also makes and connects this rank's levels (once), *flat
+ * set when the ranks are not numbered host by host. */
+int comm_hier_learn(const coll_comm *c, comm_hier *h, transport *net, char *err,
+                    size_t errlen);
+int comm_hier_open(const coll_comm *c, comm_hier *h, transport *net,
+                   const char *tag, int *flat, char *err, size_t errlen);
+
+/* Several hosts and shared memory on (hierarchical_auto.c); then
+ * comm_hier_broadcast does
  * broadcast (transport.h's) in two levels: within the root's host, across
  * hosts among local_rank 0, then within every other host. Flat where
  * every host has one rank or ranks are not numbered host by host. */
@@ -141,6 +151,15 @@ int comm_hier_broadcast_wanted(const coll_comm *c);
 int comm_hier_broadcast(const coll_comm *c, comm_hier *h, transport *net,
                         const char *tag, void *buf, size_t bytes, int root,
                         char *err, size_t errlen);
+/* Likewise comm_hier_reducescatter does reducescatter (transport.h's) in
+ * two levels on the comm's levels: each host's sum, its hosts' blocks
+ * across hosts among local_rank 0, then each rank's block from it. Flat
+ * where broadcast is. */
+int comm_hier_reducescatter_wanted(const coll_comm *c);
+int comm_hier_reducescatter(const coll_comm *c, comm_hier *h, transport *net,
+                            const void *send, void *recv, size_t count,
+                            coll_dtype dt, coll_op op, char *err,
+                            size_t errlen);
 
 /* The first step of the blocking collectives (exchange.c): one
  * allgather of a fixed-size slot per rank with its arguments (a, b, d)

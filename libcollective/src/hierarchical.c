@@ -3,10 +3,8 @@
  * within each host on its local transport, then across hosts among the
  * ranks with local_rank 0 on their cross transport, then a broadcast
  * within each host; allgather likewise (HOROVOD_HIERARCHICAL_ALLGATHER).
- * Broadcast takes two levels by itself where the local one is shared
- * memory: the root's host, then one rank per host across, then each
- * other host: the data crosses the network once per host and never goes
- * through loopback TCP. Only one rank per host
+ * Broadcast and reducescatter take two levels by themselves
+ * (hierarchical_auto.c), on the levels made here. Only one rank per host
  * sends across hosts, which pays where the network between hosts is slower
  * than within them. Taking the cross step on local_rank 0 only keeps it
  * right when hosts have different numbers of ranks. The local transport
@@ -41,8 +39,9 @@ comm_hier_read_env(coll_comm *c)
 
     c->hier_allreduce = hosts && env_on("HOROVOD_HIERARCHICAL_ALLREDUCE");
     c->hier_allgather = hosts && env_on("HOROVOD_HIERARCHICAL_ALLGATHER");
-    /* its only gain is the local step on shared memory */
-    c->hier_broadcast = hosts && c->shm;
+    /* broadcast's and reducescatter's two levels: their gain needs the
+     * local step on shared memory */
+    c->hier_shm = hosts && c->shm;
 }
 
 int
@@ -55,12 +54,6 @@ int
 comm_hier_gather_wanted(const coll_comm *c)
 {
     return c->hier_allgather;
-}
-
-int
-comm_hier_broadcast_wanted(const coll_comm *c)
-{
-    return c->hier_broadcast;
 }
 
 void
@@ -123,9 +116,9 @@ cross_step(transport *cross, const transport_piece *piece, int n, coll_dtype dt,
  * ranks follow each other, local_rank 0 first, as many as their
  * local_size, cross_rank the host's index (as hvdrun numbers them), else
  * h->hosts = -1 (the caller stays flat). Kept only once learnt. */
-static int
-learn_hosts(const coll_comm *c, comm_hier *h, transport *net, char *err,
-            size_t errlen)
+int
+comm_hier_learn(const coll_comm *c, comm_hier *h, transport *net, char *err,
+                size_t errlen)
 {
     int32_t *id;
     int *first, hosts = 0, r;
@@ -173,11 +166,11 @@ learn_hosts(const coll_comm *c, comm_hier *h, transport *net, char *err,
  * and connect this rank's levels (once): its host's group, named by the
  * host's first rank, and for local_rank 0 the cross group. *flat: the
  * ranks are not numbered host by host, so the caller stays flat. */
-static int
-open_levels(const coll_comm *c, comm_hier *h, transport *net, const char *tag,
-            int *flat, char *err, size_t errlen)
+int
+comm_hier_open(const coll_comm *c, comm_hier *h, transport *net,
+               const char *tag, int *flat, char *err, size_t errlen)
 {
-    int r = learn_hosts(c, h, net, err, errlen);
+    int r = comm_hier_learn(c, h, net, err, errlen);
 
     *flat = r == 0 && h->hosts < 0;
     if (r == 0 && !*flat)
@@ -196,7 +189,7 @@ comm_hier_allreduce(const coll_comm *c, comm_hier *h, transport *net,
 {
     size_t es = coll_dtype_size(dt);
     coll_op how = op == COLL_OP_AVG ? COLL_OP_SUM : op;
-    int flat, r = open_levels(c, h, net, tag, &flat, err, errlen);
+    int flat, r = comm_hier_open(c, h, net, tag, &flat, err, errlen);
 
     if (r == 0 && flat) /* not numbered host by host: one flat allreduce */
         return net->ops->allreduce(net, piece, n, dt, op, err, errlen);
@@ -257,7 +250,7 @@ comm_hier_allgatherv(const coll_comm *c, comm_hier *h, transport *net,
                      const char *tag, const void *mine, void *all,
                      const size_t *bytes, char *err, size_t errlen)
 {
-    int flat, r = open_levels(c, h, net, tag, &flat, err, errlen);
+    int flat, r = comm_hier_open(c, h, net, tag, &flat, err, errlen);
 
     if (r == 0 && flat) /* not numbered host by host: flat */
         return net->ops->allgatherv(net, mine, all, bytes, "allgatherv", err,
@@ -279,42 +272,5 @@ comm_hier_allgather(const coll_comm *c, comm_hier *h, transport *net,
     }
     r = comm_hier_allgatherv(c, h, net, tag, mine, all, each, err, errlen);
     free(each);
-    return r;
-}
-
-/* The host (index into h->host_first) that rank belongs to. */
-static int
-host_of(const comm_hier *h, int rank)
-{
-    int j = 0;
-
-    while (h->host_first[j + 1] <= rank)
-        j++;
-    return j;
-}
-
-int
-comm_hier_broadcast(const coll_comm *c, comm_hier *h, transport *net,
-                    const char *tag, void *buf, size_t bytes, int root,
-                    char *err, size_t errlen)
-{
-    int flat, r = learn_hosts(c, h, net, err, errlen), from, mine;
-
-    /* a rank per host: the cross ring would be the world's again */
-    if (r == 0 && (h->hosts < 0 || h->hosts == c->size))
-        return net->ops->broadcast(net, buf, bytes, root, err, errlen);
-    if (r != 0 || (r = open_levels(c, h, net, tag, &flat, err, errlen)) != 0)
-        return r;
-    from = host_of(h, root);
-    mine =
-        host_of(h, c->rank) == from; /* (not cross_rank: Horovod's
-                                      * counts the ranks of one local_rank) */
-    if (mine && h->local) /* the root's host, its local_rank 0 included */
-        r = h->local->ops->broadcast(h->local, buf, bytes,
-                                     root - h->host_first[from], err, errlen);
-    if (r == 0 && c->local_rank == 0 && h->cross)
-        r = h->cross->ops->broadcast(h->cross, buf, bytes, from, err, errlen);
-    if (r == 0 && !mine && h->local)
-        r = h->local->ops->broadcast(h->local, buf, bytes, 0, err, errlen);
     return r;
 }

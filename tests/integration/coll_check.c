@@ -3,7 +3,7 @@
  * usage: coll_check [all | wide | alltoall | mismatch | unmatched | die RANK |
  *                    die-at-start RANK | die-streaming RANK |
  *                    die-alltoall RANK | stall-streaming RANK | stream |
- *                    join | hold SECONDS]
+ *                    join | hold SECONDS | reducescatter COUNT]
  * Prints "rank R: N checks passed" or the first failure (exit 1).
  * Built with COLL_CHECK_GPU (coll_check_gpu), every buffer is in GPU
  * memory (gpu_shim.h); then also: coll_check_gpu count | mixed. */
@@ -837,6 +837,11 @@ main(int argc, char **argv)
         fail_streaming(c, (int)strtol(argv[2], NULL, 10), SIGKILL, 0);
     } else if (strcmp(mode, "die-alltoall") == 0 && argc > 2) {
         fail_streaming(c, (int)strtol(argv[2], NULL, 10), SIGKILL, 1);
+    } else if (strcmp(mode, "reducescatter") == 0 && argc > 2) {
+        /* one large f32 sum alone: a test counts what crosses hosts */
+        check_reducescatter(c, strtoull(argv[2], NULL, 10), COLL_DT_F32,
+                            COLL_OP_SUM);
+        printf("rank %d: %d checks passed\n", coll_rank(c), checks);
     } else if (strcmp(mode, "stall-streaming") == 0 && argc > 2) {
         /* survivors fail (exit 1), so that hvdrun ends the stopped one */
         r = fail_streaming(c, (int)strtol(argv[2], NULL, 10), SIGSTOP, 0);

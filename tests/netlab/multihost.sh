@@ -123,6 +123,27 @@ for shm in 1 0; do
     [ "$RC" -eq 0 ] || sed 's/^/  | /' "$TMP/err" | tail -5
 done
 
+# reducescatter takes two levels by itself with COLL_SHM on: host 1's
+# link carries its local_rank 0's half of the 24 MB (about 12 MB), where
+# the flat ring (COLL_SHM=0) sends 5/6 of it from rank 2 to rank 3 (20 MB)
+tx_bytes() { ip netns exec "${LAB}h1" cat /sys/class/net/eth0/statistics/tx_bytes; }
+for shm in 1 0; do
+    before=$(tx_bytes)
+    hvd -x COLL_SHM=$shm -H "${ADDR[0]}:3,${ADDR[1]}:3" "$CHECK" reducescatter 6000000
+    sent=$(($(tx_bytes) - before))
+    check "reducescatter of 24 MB on 2 hosts x 3, COLL_SHM=$shm: every rank right" \
+        [ "$RC" -eq 0 -a "$(grep -c 'checks passed$' "$TMP/out")" -eq 6 ]
+    [ "$RC" -eq 0 ] || sed 's/^/  | /' "$TMP/err" | tail -5
+    echo "  | host 1 sent $sent bytes across"
+    if [ "$shm" = 1 ]; then
+        check "... two levels: host 1 sent 10-16 MB across" \
+            [ "$RC" -eq 0 -a "$sent" -gt 10000000 -a "$sent" -lt 16000000 ]
+    else
+        check "... flat ring: host 1 sent over 18 MB across" \
+            [ "$RC" -eq 0 -a "$sent" -gt 18000000 ]
+    fi
+done
+
 # --- output: every line of every host, tagged, none mixed ---
 hvd -H "$H" "$SPEW" 300
 check "output job: exit 0" [ "$RC" -eq 0 ]
