@@ -133,7 +133,7 @@ coll_broadcast(coll_comm *c, void *buf, size_t count, coll_dtype dt, int root)
         if (count)
             memcpy(buf, comm_slot_data(&slots, root), count * es);
     } else {
-        r = comm_hier_broadcast_wanted(c) /* two levels: hierarchical.c */
+        r = comm_hier_broadcast_wanted(c) /* two levels: hierarchical_auto.c */
                 ? comm_hier_broadcast(c, &c->hier, c->world, "", buf,
                                       count * es, root, c->last_error,
                                       sizeof(c->last_error))

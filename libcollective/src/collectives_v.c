@@ -148,8 +148,8 @@ coll_reducescatter(coll_comm *c, const void *send, void *recv, size_t count,
             elem_scale_avg(recv, len, dt, c->size);
     } else if ((r = comm_hier_reducescatter_wanted(c) /* two levels */
                         ? comm_hier_reducescatter(
-                              c, &c->hier, c->world, send, recv, count, dt, op,
-                              c->last_error, sizeof(c->last_error))
+                              c, &c->hier, c->world, "", send, recv, count, dt,
+                              op, c->last_error, sizeof(c->last_error))
                         : c->world->ops->reducescatter(
                               c->world, send, recv, count, dt, op,
                               c->last_error, sizeof(c->last_error))) != 0) {

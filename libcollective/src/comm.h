@@ -152,13 +152,14 @@ int comm_hier_broadcast(const coll_comm *c, comm_hier *h, transport *net,
                         const char *tag, void *buf, size_t bytes, int root,
                         char *err, size_t errlen);
 /* Likewise comm_hier_reducescatter does reducescatter (transport.h's) in
- * two levels on the comm's levels: each host's sum, its hosts' blocks
- * across hosts among local_rank 0, then each rank's block from it. Flat
- * where broadcast is. */
+ * two levels: each host's sum, its hosts' blocks across hosts among
+ * local_rank 0, then each rank's block from it. Flat where broadcast is,
+ * and where hosts of different sizes would send more across hosts than
+ * the flat ring. */
 int comm_hier_reducescatter_wanted(const coll_comm *c);
 int comm_hier_reducescatter(const coll_comm *c, comm_hier *h, transport *net,
-                            const void *send, void *recv, size_t count,
-                            coll_dtype dt, coll_op op, char *err,
+                            const char *tag, const void *send, void *recv,
+                            size_t count, coll_dtype dt, coll_op op, char *err,
                             size_t errlen);
 
 /* The first step of the blocking collectives (exchange.c): one

@@ -37,7 +37,8 @@ comm_hier_reducescatter_wanted(const coll_comm *c)
 }
 
 /* 1 when the job cannot take two levels: hosts unknown (not numbered
- * host by host) or one rank per host. */
+ * host by host) or one rank per host. (The same answer on every rank:
+ * not cross_size, which Horovod counts per local_rank.) */
 static int
 stays_flat(const coll_comm *c, const comm_hier *h)
 {
@@ -134,6 +135,10 @@ cross_parts(const coll_comm *c, const comm_hier *h, const host_parts *hp,
     char *padded = NULL;
     int r;
 
+    if (h->cross == NULL) { /* HOROVOD_CROSS_SIZE 1 on a job of hosts */
+        snprintf(err, errlen, "reducescatter: no level across hosts");
+        return COLL_EIDENTITY;
+    }
     if (lanes != hp->count) { /* some part smaller than the largest */
         if ((padded = calloc(lanes, es)) == NULL) {
             snprintf(err, errlen, "out of memory");
@@ -152,10 +157,23 @@ cross_parts(const coll_comm *c, const comm_hier *h, const host_parts *hp,
     return r;
 }
 
+/* 1 when the padded parts would send more across hosts than the flat
+ * ring: each local_rank 0 sends (hosts - 1) parts of the largest size,
+ * the ring (size - 1) / size of the buffer over each host's link (hosts
+ * of 4, 1 and 1 ranks: 4/3 of the buffer against 5/6). */
+static int
+padding_costs_more(const coll_comm *c, const comm_hier *h, const host_parts *hp)
+{
+    double two = (double)(h->hosts - 1) * (double)hp->most;
+
+    return two * c->size > (double)(c->size - 1) * (double)hp->count;
+}
+
 int
 comm_hier_reducescatter(const coll_comm *c, comm_hier *h, transport *net,
-                        const void *send, void *recv, size_t count,
-                        coll_dtype dt, coll_op op, char *err, size_t errlen)
+                        const char *tag, const void *send, void *recv,
+                        size_t count, coll_dtype dt, coll_op op, char *err,
+                        size_t errlen)
 {
     size_t es = coll_dtype_size(dt);
     coll_op how = op == COLL_OP_AVG ? COLL_OP_SUM : op;
@@ -163,12 +181,13 @@ comm_hier_reducescatter(const coll_comm *c, comm_hier *h, transport *net,
     char *sum = NULL, *part = NULL;
     host_parts hp;
 
-    if (r == 0 && stays_flat(c, h))
+    if (r == 0 && !stays_flat(c, h))
+        host_parts_init(&hp, c, h, count);
+    if (r == 0 && (stays_flat(c, h) || padding_costs_more(c, h, &hp)))
         return net->ops->reducescatter(net, send, recv, count, dt, op, err,
                                        errlen);
-    if (r != 0 || (r = comm_hier_open(c, h, net, "", &flat, err, errlen)) != 0)
+    if (r != 0 || (r = comm_hier_open(c, h, net, tag, &flat, err, errlen)) != 0)
         return r;
-    host_parts_init(&hp, c, h, count);
     sum = malloc(count * es + 1);
     part = malloc(hp.most * es + 1);
     if (sum == NULL || part == NULL) {
@@ -177,7 +196,7 @@ comm_hier_reducescatter(const coll_comm *c, comm_hier *h, transport *net,
     } else if (h->local) { /* this host's sum of the whole buffer */
         transport_piece all = {send, sum, count};
         r = h->local->ops->allreduce(h->local, &all, 1, dt, how, err, errlen);
-    } else {
+    } else { /* alone on its host */
         memcpy(sum, send, count * es);
     }
     if (r == 0 && c->local_rank == 0) /* (a cross level: several hosts) */

@@ -21,6 +21,16 @@ for np in 5 6 7 8; do
     done
 done
 
+# rank 0 chooses the sub-blocks from the CPUs it may use (a CPU per rank:
+# larger ones), the others take its choice: here rank 1 alone is held to
+# one CPU, and every check still passes on either side of the choice
+for pinned in 0 1; do
+    hvd -np 2 sh -c "[ \$HOROVOD_RANK = $pinned ] && exec taskset -c 0 $CHECK; exec $CHECK"
+    check "2 ranks, rank $pinned held to one CPU: both passed every check" \
+        [ "$RC" -eq 0 -a "$(grep -c 'checks passed$' "$TMP/out")" -eq 2 ]
+    [ "$RC" -eq 0 ] || sed 's/^/  | /' "$TMP/err" | head -5
+done
+
 holding() { [ "$(grep -c 'holding' "$TMP/hold.out")" -eq "$1" ]; }
 # hold_job SHM NP [HVDRUN ARGS]: a job of NP ranks (-np NP unless ARGS
 # say otherwise) that stays connected in the background (hvdrun's pid in

@@ -17,10 +17,15 @@
 #include "transport.h"
 
 /* What one rank writes per step, at most: the chunk that the reductions
- * cut into size sub-blocks. Fewer steps pay: on 2 ranks (2 cores), 1 MiB
- * allreduces took 65-70 us in a long run against 97-100 with 256 KiB,
- * and 64 MiB 12.5-13.5 ms against 15; 4 ranks were even. */
+ * cut into size sub-blocks; rank 0 chooses it, and the others take its
+ * choice from the segment's header. With a CPU per rank fewer steps pay:
+ * on 2 ranks (2 cores), 1 MiB allreduces took 65-70 us in a long run
+ * against 97-100 with 256 KiB, and 64 MiB 12.5-13.5 ms against 15. With
+ * more ranks than CPUs each step waits for every rank to be scheduled,
+ * and smaller ones pay: 4 ranks on 2 cores, ResNet-50's fused step took
+ * 53 ms with 1 MiB against 46 with 256 KiB (medians of 6 in turns). */
 #define SHM_SUBS_BYTES (1u << 20)
+#define SHM_SUBS_SHARED (256u << 10)
 /* A rank's control line: its counter alone on a cache line, so that a
  * rank spinning on one peer's line does not slow another's writes. */
 #define SHM_LINE 64
@@ -76,7 +81,8 @@ shm_line_of(const shm_transport *t, int k)
 int shm_attach(shm_transport *t, const char *what, char *err, size_t errlen);
 void shm_detach(shm_transport *t);
 
-/* The geometry for size ranks (sub, area, seg_bytes). */
+/* The geometry for size ranks and this rank's CPUs (sub, area,
+ * seg_bytes); at attach, the others take rank 0's from its segment. */
 void shm_geometry(shm_transport *t);
 
 /* rank's area in the slot of step (the slot alternates). */

@@ -27,23 +27,30 @@
  * shrink (down to one cache line). */
 #define SHM_SEGMENT_MOST (64u << 20)
 
-void
-shm_geometry(shm_transport *t)
+/* The areas for sub-blocks of sub bytes. */
+static void
+layout(shm_transport *t, size_t sub)
 {
     size_t p = (size_t)t->base.size;
-    size_t sub = SHM_SUBS_BYTES / p;
-    size_t most = SHM_SEGMENT_MOST / (2 * p * (p + 1));
     size_t lines = 2 * SHM_LINE + p * SHM_LINE;
 
-    if (sub > most)
-        sub = most;
-    sub = sub / SHM_LINE * SHM_LINE;
-    if (sub < SHM_LINE)
-        sub = SHM_LINE;
     t->sub = sub;
     t->area = (p + 1) * sub;
     lines = (lines + 4095) / 4096 * 4096;
     t->seg_bytes = lines + 2 * p * t->area;
+}
+
+void
+shm_geometry(shm_transport *t)
+{
+    size_t p = (size_t)t->base.size;
+    size_t sub = (t->spec.cpu_each ? SHM_SUBS_BYTES : SHM_SUBS_SHARED) / p;
+    size_t most = SHM_SEGMENT_MOST / (2 * p * (p + 1));
+
+    if (sub > most)
+        sub = most;
+    sub = sub / SHM_LINE * SHM_LINE;
+    layout(t, sub < SHM_LINE ? SHM_LINE : sub);
 }
 
 static int
@@ -93,9 +100,9 @@ create(shm_transport *t, int *fd, char *where, size_t wlen)
 
     *fd = (int)syscall(SYS_memfd_create, "hvd-collective",
                        MFD_CLOEXEC | MFD_ALLOW_SEALING);
-    /* its memory taken now, so that a host short of it fails here
-     * (ENOSPC) and not with SIGBUS in a collective; sealed at its size:
-     * nobody who opens it can shrink it under the ranks' mappings */
+    /* its memory taken now, not page by page in the collectives; sealed
+     * at its size: nobody who opens it can shrink it under the ranks'
+     * mappings */
     if (*fd < 0 || fchmod(*fd, 0600) != 0 ||
         ftruncate(*fd, (off_t)t->seg_bytes) != 0 ||
         fallocate(*fd, 0, 0, (off_t)t->seg_bytes) != 0 ||
@@ -124,6 +131,7 @@ open_published(shm_transport *t, const char *where, const char *what, char *err,
     char path[64], nonce[33], mine[33];
     int pid, fd, n;
     struct stat st;
+    shm_header head;
 
     if (sscanf(where, "%d %d %32s%n", &pid, &fd, nonce, &n) != 3)
         return fail(err, errlen, what, "rank 0 published '%.60s'", where);
@@ -135,7 +143,14 @@ open_published(shm_transport *t, const char *where, const char *what, char *err,
                     "user, or of another PID namespace? COLL_SHM=0 turns "
                     "shared memory off)",
                     strerror(errno));
-    n = fstat(fd, &st) == 0 && (size_t)st.st_size == t->seg_bytes &&
+    /* rank 0 chose the sub-blocks (from its CPUs): this rank takes them */
+    n = pread(fd, &head, sizeof(head), 0) == (ssize_t)sizeof(head) &&
+        head.magic == SHM_MAGIC && head.size == (uint32_t)t->base.size &&
+        head.sub >= SHM_LINE && head.sub % SHM_LINE == 0 &&
+        head.sub <= SHM_SUBS_BYTES;
+    if (n)
+        layout(t, head.sub);
+    n = n && fstat(fd, &st) == 0 && (size_t)st.st_size == t->seg_bytes &&
         map(t, fd) == 0;
     close(fd);
     if (!n)
