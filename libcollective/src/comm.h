@@ -15,6 +15,9 @@
  * at its first use: this host's ranks, and local_rank 0 of every host. */
 typedef struct comm_hier {
     transport *local, *cross;
+    /* for local_rank > 0: its local_rank's ranks across hosts (the
+     * second level of reducescatter; local_rank 0's is cross) */
+    transport *lane;
     /* for allgather: where each host's ranks begin (hosts + 1 entries,
      * the last = size), learnt at the first one; hosts < 0 when the ranks
      * are not numbered host by host (then allgather stays flat) */
@@ -141,6 +144,10 @@ int comm_hier_learn(const coll_comm *c, comm_hier *h, transport *net, char *err,
                     size_t errlen);
 int comm_hier_open(const coll_comm *c, comm_hier *h, transport *net,
                    const char *tag, int *flat, char *err, size_t errlen);
+/* comm_hier_open_lane makes and connects (once) the lane of this rank's
+ * local_rank across hosts (h->cross for local_rank 0, h->lane else). */
+int comm_hier_open_lane(const coll_comm *c, comm_hier *h, const char *tag,
+                        char *err, size_t errlen);
 
 /* Several hosts and shared memory on (hierarchical_auto.c); then
  * comm_hier_broadcast does
@@ -152,10 +159,9 @@ int comm_hier_broadcast(const coll_comm *c, comm_hier *h, transport *net,
                         const char *tag, void *buf, size_t bytes, int root,
                         char *err, size_t errlen);
 /* Likewise comm_hier_reducescatter does reducescatter (transport.h's) in
- * two levels: each host's sum, its hosts' blocks across hosts among
- * local_rank 0, then each rank's block from it. Flat where broadcast is,
- * and where hosts of different sizes would send more across hosts than
- * the flat ring. */
+ * two levels: within each host, then across hosts among the ranks of
+ * each local_rank. Flat where broadcast is, and where hosts have
+ * different numbers of ranks. */
 int comm_hier_reducescatter_wanted(const coll_comm *c);
 int comm_hier_reducescatter(const coll_comm *c, comm_hier *h, transport *net,
                             const char *tag, const void *send, void *recv,

@@ -61,8 +61,9 @@ comm_hier_free(comm_hier *h)
 {
     transport_free(h->local);
     transport_free(h->cross);
+    transport_free(h->lane);
     free(h->host_first);
-    h->local = h->cross = NULL;
+    h->local = h->cross = h->lane = NULL;
     h->host_first = NULL;
 }
 
@@ -273,4 +274,16 @@ comm_hier_allgather(const coll_comm *c, comm_hier *h, transport *net,
     r = comm_hier_allgatherv(c, h, net, tag, mine, all, each, err, errlen);
     free(each);
     return r;
+}
+
+/* The lane of this rank's local_rank across hosts: the cross group for
+ * local_rank 0, its own (named by its local_rank) for the others. */
+int
+comm_hier_open_lane(const coll_comm *c, comm_hier *h, const char *tag,
+                    char *err, size_t errlen)
+{
+    if (c->local_rank == 0)
+        return 0;
+    return open_group(c, &h->lane, "cross", c->local_rank, tag, c->cross_rank,
+                      c->cross_size, 0, err, errlen);
 }

@@ -7,14 +7,14 @@
  * then within every other host: the data crosses the network once per
  * host.
  *
- * Reducescatter: every rank of a host sums the whole buffer (a local
- * allreduce), local_rank 0 of each host reducescatters those sums across
- * hosts so that each gets its own host's blocks, then hands them to its
- * ranks (a local broadcast of that part; each keeps its block). Across
- * hosts each local_rank 0 sends (hosts - 1) / hosts of the buffer, once;
- * the flat ring sends (size - 1) / size of it from every rank, and a
- * host's link carries it twice, in and out, for every pair of hosts the
- * ring joins.
+ * Reducescatter: the ranks of a host reducescatter the buffer in shared
+ * memory, its blocks laid out so that local_rank l receives its host's
+ * sums of the blocks of every host's local_rank l; then the ranks of
+ * each local_rank reducescatter those across hosts, each ending with its
+ * own block. Across hosts each host sends (hosts - 1) / hosts of the
+ * buffer, from every rank at once; the flat ring sends (size - 1) / size
+ * of it out of every host, through one rank, and every hop of it, in a
+ * host or across, is TCP. It needs hosts of equal size (else flat).
  *
  * Both stay flat where every host has one rank (the cross level would be
  * the world again) or ranks are not numbered host by host. */
@@ -80,93 +80,37 @@ comm_hier_broadcast(const coll_comm *c, comm_hier *h, transport *net,
     return r;
 }
 
-/* Where block k of count elements begins (k = size: the end). */
-static size_t
-block_at(size_t count, int size, int k)
+/* 1 when every host has as many ranks (the lanes across hosts, one per
+ * local_rank, then have one rank on every host). */
+static int
+equal_hosts(const coll_comm *c, const comm_hier *h)
 {
-    size_t len;
+    int each = h->host_first[1];
 
-    return k >= size ? count : elem_block_start(count, size, k, &len);
+    for (int j = 1; j < h->hosts; j++)
+        if (h->host_first[j + 1] - h->host_first[j] != each)
+            return 0;
+    return c->cross_size == h->hosts;
 }
 
-/* What a reducescatter's levels need: host j's part of the buffer (its
- * ranks' blocks) begins at part_at(j); the largest part has most
- * elements; this rank's block is at mine in its host's part. */
-typedef struct host_parts {
-    size_t count, most, mine, len;
-    size_t own; /* elements of this host's part */
-    int host;
-} host_parts;
-
-static size_t
-part_at(const coll_comm *c, const comm_hier *h, size_t count, int j)
-{
-    return block_at(count, c->size, h->host_first[j]);
-}
-
+/* send, its blocks padded to b elements each and laid out lane by lane:
+ * block r (of local_rank r % L on host r / L) at (r % L * hosts + r / L)
+ * * b, so that the local reducescatter gives local_rank l the blocks of
+ * every host's local_rank l, in host order. */
 static void
-host_parts_init(host_parts *hp, const coll_comm *c, const comm_hier *h,
-                size_t count)
+lay_out_lanes(const coll_comm *c, const comm_hier *h, const char *send,
+              char *lanes, size_t count, size_t b, size_t es)
 {
-    size_t at = elem_block_start(count, c->size, c->rank, &hp->len);
+    int each = c->local_size;
 
-    hp->count = count;
-    hp->host = host_of(h, c->rank);
-    hp->mine = at - part_at(c, h, count, hp->host);
-    hp->own =
-        part_at(c, h, count, hp->host + 1) - part_at(c, h, count, hp->host);
-    hp->most = 0;
-    for (int j = 0; j < h->hosts; j++) {
-        size_t n = part_at(c, h, count, j + 1) - part_at(c, h, count, j);
-        hp->most = n > hp->most ? n : hp->most;
+    for (int r = 0; r < c->size; r++) {
+        size_t len, at = elem_block_start(count, c->size, r, &len);
+        char *to = lanes + ((size_t)(r % each) * (size_t)h->hosts +
+                            (size_t)(r / each)) *
+                               b * es;
+        memcpy(to, send + at * es, len * es);
+        memset(to + len * es, 0, (b - len) * es);
     }
-}
-
-/* local_rank 0's step across: the hosts' sums (sum), laid out one part
- * per host, each padded to the largest, so that the cross transport's
- * reducescatter gives host j part j; into part. */
-static int
-cross_parts(const coll_comm *c, const comm_hier *h, const host_parts *hp,
-            const char *sum, char *part, coll_dtype dt, coll_op how, char *err,
-            size_t errlen)
-{
-    size_t es = coll_dtype_size(dt), lanes = (size_t)h->hosts * hp->most;
-    const char *in = sum;
-    char *padded = NULL;
-    int r;
-
-    if (h->cross == NULL) { /* HOROVOD_CROSS_SIZE 1 on a job of hosts */
-        snprintf(err, errlen, "reducescatter: no level across hosts");
-        return COLL_EIDENTITY;
-    }
-    if (lanes != hp->count) { /* some part smaller than the largest */
-        if ((padded = calloc(lanes, es)) == NULL) {
-            snprintf(err, errlen, "out of memory");
-            return COLL_ENOMEM;
-        }
-        for (int j = 0; j < h->hosts; j++) {
-            size_t at = part_at(c, h, hp->count, j);
-            memcpy(padded + (size_t)j * hp->most * es, sum + at * es,
-                   (part_at(c, h, hp->count, j + 1) - at) * es);
-        }
-        in = padded;
-    }
-    r = h->cross->ops->reducescatter(h->cross, in, part, lanes, dt, how, err,
-                                     errlen);
-    free(padded);
-    return r;
-}
-
-/* 1 when the padded parts would send more across hosts than the flat
- * ring: each local_rank 0 sends (hosts - 1) parts of the largest size,
- * the ring (size - 1) / size of the buffer over each host's link (hosts
- * of 4, 1 and 1 ranks: 4/3 of the buffer against 5/6). */
-static int
-padding_costs_more(const coll_comm *c, const comm_hier *h, const host_parts *hp)
-{
-    double two = (double)(h->hosts - 1) * (double)hp->most;
-
-    return two * c->size > (double)(c->size - 1) * (double)hp->count;
 }
 
 int
@@ -175,41 +119,45 @@ comm_hier_reducescatter(const coll_comm *c, comm_hier *h, transport *net,
                         size_t count, coll_dtype dt, coll_op op, char *err,
                         size_t errlen)
 {
-    size_t es = coll_dtype_size(dt);
+    size_t es = coll_dtype_size(dt), b = (count + c->size - 1) / c->size;
+    size_t len, hb;
     coll_op how = op == COLL_OP_AVG ? COLL_OP_SUM : op;
     int flat, r = comm_hier_learn(c, h, net, err, errlen);
-    char *sum = NULL, *part = NULL;
-    host_parts hp;
+    char *lanes = NULL, *group = NULL;
+    transport *lane;
 
-    if (r == 0 && !stays_flat(c, h))
-        host_parts_init(&hp, c, h, count);
-    if (r == 0 && (stays_flat(c, h) || padding_costs_more(c, h, &hp)))
+    if (r == 0 && (stays_flat(c, h) || !equal_hosts(c, h)))
         return net->ops->reducescatter(net, send, recv, count, dt, op, err,
                                        errlen);
-    if (r != 0 || (r = comm_hier_open(c, h, net, tag, &flat, err, errlen)) != 0)
+    if (r == 0)
+        r = comm_hier_open(c, h, net, tag, &flat, err, errlen);
+    if (r == 0)
+        r = comm_hier_open_lane(c, h, tag, err, errlen);
+    if (r != 0)
         return r;
-    sum = malloc(count * es + 1);
-    part = malloc(hp.most * es + 1);
-    if (sum == NULL || part == NULL) {
+    hb = (size_t)h->hosts * b;
+    lane = c->local_rank == 0 ? h->cross : h->lane;
+    lanes = malloc((size_t)c->size * b * es + 1);
+    group = malloc(hb * es + 1);
+    if (lanes == NULL || group == NULL) {
         snprintf(err, errlen, "out of memory");
         r = COLL_ENOMEM;
-    } else if (h->local) { /* this host's sum of the whole buffer */
-        transport_piece all = {send, sum, count};
-        r = h->local->ops->allreduce(h->local, &all, 1, dt, how, err, errlen);
-    } else { /* alone on its host */
-        memcpy(sum, send, count * es);
+    } else {
+        lay_out_lanes(c, h, send, lanes, count, b, es);
+        r = h->local->ops->reducescatter(
+            h->local, lanes, group, (size_t)c->size * b, dt, how, err, errlen);
     }
-    if (r == 0 && c->local_rank == 0) /* (a cross level: several hosts) */
-        r = cross_parts(c, h, &hp, sum, part, dt, how, err, errlen);
-    if (r == 0 && h->local && hp.own)
-        r = h->local->ops->broadcast(h->local, part, hp.own * es, 0, err,
+    /* this lane's blocks, summed over its host: across, into block r */
+    if (r == 0)
+        r = lane->ops->reducescatter(lane, group, lanes, hb, dt, how, err,
                                      errlen);
-    if (r == 0 && hp.len) {
-        memcpy(recv, part + hp.mine * es, hp.len * es);
+    elem_block_start(count, c->size, c->rank, &len);
+    if (r == 0 && len) {
+        memcpy(recv, lanes, len * es);
         if (op == COLL_OP_AVG)
-            elem_scale_avg(recv, hp.len, dt, c->size);
+            elem_scale_avg(recv, len, dt, c->size);
     }
-    free(sum);
-    free(part);
+    free(lanes);
+    free(group);
     return r;
 }

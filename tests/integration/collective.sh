@@ -87,6 +87,16 @@ hvd --hierarchical-allgather --hierarchical-allreduce -H localhost:3,127.0.0.1:2
 check "hierarchical allgather and allreduce on localhost:3,127.0.0.1:2: all 5 ranks passed" \
     [ "$RC" -eq 0 -a "$(grep -c 'checks passed$' "$TMP/out")" -eq 5 ]
 
+# no flag: broadcast and reducescatter take two levels by themselves
+# (shared memory in each host); reducescatter's lanes need equal hosts
+for spec in localhost:3,127.0.0.1:3/6 localhost:2,127.0.0.1:2/4; do
+    np=${spec#*/}
+    hvd -H "${spec%/*}" "$CHECK"
+    check "two levels by themselves on ${spec%/*}: all $np ranks passed" \
+        [ "$RC" -eq 0 -a "$(grep -c 'checks passed$' "$TMP/out")" -eq "$np" ]
+    [ "$RC" -eq 0 ] || sed 's/^/  | /' "$TMP/err" | head -5
+done
+
 # a fusion buffer smaller than some requests: they go alone, the rest fuse
 hvd -x HOROVOD_FUSION_THRESHOLD=4096 -x HOROVOD_CYCLE_TIME=3 -np 3 "$CHECK"
 check "small fusion buffer: every rank passed" \
