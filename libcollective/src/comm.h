@@ -11,8 +11,9 @@
 #include "elementwise.h"
 #include "transport.h"
 
-/* The two transports of a hierarchical allreduce (hierarchical.c), made
- * at its first use: this host's ranks, and local_rank 0 of every host. */
+/* The transports of the two-level collectives (hierarchical.c), each
+ * made at its first use: this host's ranks, local_rank 0 of every host,
+ * and reducescatter's lane of this rank's local_rank. */
 typedef struct comm_hier {
     transport *local, *cross;
     /* for local_rank > 0: its local_rank's ranks across hosts (the
@@ -145,9 +146,10 @@ int comm_hier_learn(const coll_comm *c, comm_hier *h, transport *net, char *err,
 int comm_hier_open(const coll_comm *c, comm_hier *h, transport *net,
                    const char *tag, int *flat, char *err, size_t errlen);
 /* comm_hier_open_lane makes and connects (once) the lane of this rank's
- * local_rank across hosts (h->cross for local_rank 0, h->lane else). */
+ * local_rank across hosts (h->cross for local_rank 0, h->lane else), in
+ * which it is rank host of h->hosts. */
 int comm_hier_open_lane(const coll_comm *c, comm_hier *h, const char *tag,
-                        char *err, size_t errlen);
+                        int host, char *err, size_t errlen);
 
 /* Several hosts and shared memory on (hierarchical_auto.c); then
  * comm_hier_broadcast does

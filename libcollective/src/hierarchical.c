@@ -10,12 +10,12 @@
  * right when hosts have different numbers of ranks. The local transport
  * is shared memory (unless COLL_SHM=0).
  *
- * The comm's blocking calls have one pair of transports, its fusion
- * thread another (fused groups go the same way), each connected at its
- * first such call: every rank makes the call at the same point of its
- * sequence, so their keys match. That call also learns which ranks each
- * host has (one exchange on the comm's or the thread's transport of
- * every rank): ranks not numbered host by host stay flat. */
+ * The comm's blocking calls have one pair of transports (and a lane per
+ * local_rank for reducescatter), its fusion thread another (fused groups go the
+ * same way), each connected at its first such call: every rank makes the call
+ * at the same point of its sequence, so their keys match. That call also learns
+ * which ranks each host has (one exchange on the comm's or the thread's
+ * transport of every rank): ranks not numbered host by host stay flat. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -277,13 +277,14 @@ comm_hier_allgather(const coll_comm *c, comm_hier *h, transport *net,
 }
 
 /* The lane of this rank's local_rank across hosts: the cross group for
- * local_rank 0, its own (named by its local_rank) for the others. */
+ * local_rank 0, its own (named by its local_rank) for the others; its
+ * rank is this rank's host (as the caller learnt it), of hosts. */
 int
-comm_hier_open_lane(const coll_comm *c, comm_hier *h, const char *tag,
+comm_hier_open_lane(const coll_comm *c, comm_hier *h, const char *tag, int host,
                     char *err, size_t errlen)
 {
     if (c->local_rank == 0)
         return 0;
-    return open_group(c, &h->lane, "cross", c->local_rank, tag, c->cross_rank,
-                      c->cross_size, 0, err, errlen);
+    return open_group(c, &h->lane, "cross", c->local_rank, tag, host, h->hosts,
+                      0, err, errlen);
 }

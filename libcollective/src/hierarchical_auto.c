@@ -81,16 +81,17 @@ comm_hier_broadcast(const coll_comm *c, comm_hier *h, transport *net,
 }
 
 /* 1 when every host has as many ranks (the lanes across hosts, one per
- * local_rank, then have one rank on every host). */
+ * local_rank, then have one rank on every host); from what every rank
+ * learnt alike, so the same answer on all. */
 static int
-equal_hosts(const coll_comm *c, const comm_hier *h)
+equal_hosts(const comm_hier *h)
 {
     int each = h->host_first[1];
 
     for (int j = 1; j < h->hosts; j++)
         if (h->host_first[j + 1] - h->host_first[j] != each)
             return 0;
-    return c->cross_size == h->hosts;
+    return 1;
 }
 
 /* send, its blocks padded to b elements each and laid out lane by lane:
@@ -126,13 +127,13 @@ comm_hier_reducescatter(const coll_comm *c, comm_hier *h, transport *net,
     char *lanes = NULL, *group = NULL;
     transport *lane;
 
-    if (r == 0 && (stays_flat(c, h) || !equal_hosts(c, h)))
+    if (r == 0 && (stays_flat(c, h) || !equal_hosts(h)))
         return net->ops->reducescatter(net, send, recv, count, dt, op, err,
                                        errlen);
     if (r == 0)
         r = comm_hier_open(c, h, net, tag, &flat, err, errlen);
     if (r == 0)
-        r = comm_hier_open_lane(c, h, tag, err, errlen);
+        r = comm_hier_open_lane(c, h, tag, host_of(h, c->rank), err, errlen);
     if (r != 0)
         return r;
     hb = (size_t)h->hosts * b;
