@@ -83,36 +83,72 @@ dial(const char *addr, const char *port)
     return fd;
 }
 
-/* One authenticated stream to hvdrun at the first address that answers
- * and proves it holds the secret. */
+/* The first half of a stream's handshake: hvdrun's challenge read and
+ * answered; expect is the proof hvdrun must send back. */
 static int
-connect_stream(char *addrs, const char *port, const char *secret, int stream)
+hello(int fd, const char *secret, int stream, double deadline, char *expect)
 {
-    char list[1024], *save = NULL, line[SRUN_AUTH_LINE], answer[SRUN_AUTH_LINE],
-                     expect[65];
+    char line[SRUN_AUTH_LINE], answer[SRUN_AUTH_LINE], where[80];
+
+    return srun_auth_where(fd, 1, where, sizeof(where)) == 0 &&
+                   read_line(fd, line, sizeof(line), deadline) == 0 &&
+                   srun_auth_answer(secret, line, node_name, stream, where,
+                                    answer, sizeof(answer), expect) == 0 &&
+                   send(fd, answer, strlen(answer), MSG_NOSIGNAL) ==
+                       (ssize_t)strlen(answer)
+               ? 0
+               : -1;
+}
+
+/* The second half: hvdrun proves it holds the secret. */
+static int
+proven(int fd, const char *expect, double deadline)
+{
+    char line[SRUN_AUTH_LINE];
+
+    if (read_line(fd, line, sizeof(line), deadline) != 0)
+        return -1;
+    line[strcspn(line, "\n")] = '\0';
+    return srun_auth_equal(line, expect) ? 0 : 1;
+}
+
+/* The streams to hvdrun at address a, their handshakes overlapped (one
+ * after another, they took a third of the agents' start). 0, or -1 with
+ * every descriptor closed. */
+static int
+connect_at(const char *a, const char *port, const char *secret, int fd[])
+{
+    double deadline = hvd_mono_now() + HANDSHAKE_SECONDS;
+    char expect[SRUN_STREAMS][65];
+    int k, r = 0;
+
+    for (k = 0; k < SRUN_STREAMS; k++)
+        if ((fd[k] = r == 0 ? dial(a, port) : -1) < 0)
+            r = -1;
+    for (k = 0; r == 0 && k < SRUN_STREAMS; k++)
+        r = hello(fd[k], secret, k, deadline, expect[k]);
+    for (k = 0; r == 0 && k < SRUN_STREAMS; k++)
+        r = proven(fd[k], expect[k], deadline);
+    if (r > 0)
+        say("%s:%s does not know the job's secret; not hvdrun", a, port);
+    for (k = 0; r != 0 && k < SRUN_STREAMS; k++)
+        if (fd[k] >= 0)
+            close(fd[k]);
+    return r == 0 ? 0 : -1;
+}
+
+/* Authenticated streams to hvdrun at the first address that answers and
+ * proves it holds the secret. */
+static int
+connect_streams(char *addrs, const char *port, const char *secret, int fd[])
+{
+    char list[1024], *save = NULL;
 
     snprintf(list, sizeof(list), "%s", addrs);
     for (char *a = strtok_r(list, ",", &save); a;
-         a = strtok_r(NULL, ",", &save)) {
-        int fd = dial(a, port);
-        double deadline = hvd_mono_now() + HANDSHAKE_SECONDS;
-        char where[80];
-        if (fd < 0)
-            continue;
-        if (srun_auth_where(fd, 1, where, sizeof(where)) == 0 &&
-            read_line(fd, line, sizeof(line), deadline) == 0 &&
-            srun_auth_answer(secret, line, node_name, stream, where, answer,
-                             sizeof(answer), expect) == 0 &&
-            send(fd, answer, strlen(answer), MSG_NOSIGNAL) ==
-                (ssize_t)strlen(answer) &&
-            read_line(fd, line, sizeof(line), deadline) == 0) {
-            line[strcspn(line, "\n")] = '\0';
-            if (srun_auth_equal(line, expect))
-                return fd;
-            say("%s:%s does not know the job's secret; not hvdrun", a, port);
-        }
-        close(fd);
-    }
+         a = strtok_r(NULL, ",", &save))
+        if (connect_at(a, port, secret, fd) == 0)
+            return 0;
     return -1;
 }
 
@@ -184,11 +220,10 @@ main(void)
     /* the agent and its workers do not inherit them */
     unsetenv("HVDRUN_SRUN_SECRET");
     unsetenv("HVDRUN_SRUN_LINK");
-    for (int k = 0; k < SRUN_STREAMS; k++)
-        if ((fd[k] = connect_stream(addrs, port, secret, k)) < 0) {
-            say("cannot reach hvdrun at port %s of %s", port, addrs);
-            return HVD_EXIT_LAUNCH;
-        }
+    if (connect_streams(addrs, port, secret, fd) != 0) {
+        say("cannot reach hvdrun at port %s of %s", port, addrs);
+        return HVD_EXIT_LAUNCH;
+    }
     /* Slurm's signals (scancel) reach every process of the step: the
      * agent stops its workers; this one waits to say how that ended */
     signal(SIGTERM, SIG_IGN);
