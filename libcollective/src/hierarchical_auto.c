@@ -44,6 +44,7 @@ stays_flat(const coll_comm *c, const comm_hier *h)
 {
     return h->hosts < 0 || h->hosts == c->size;
 }
+
 /* The host (index into h->host_first) that rank belongs to. */
 static int
 host_of(const comm_hier *h, int rank)
