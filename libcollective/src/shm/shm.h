@@ -26,6 +26,10 @@
  * 53 ms with 1 MiB against 46 with 256 KiB (medians of 6 in turns). */
 #define SHM_SUBS_BYTES (1u << 20)
 #define SHM_SUBS_SHARED (256u << 10)
+/* The reductions work in chunks of this many bytes, which stay in the L1
+ * cache (32 KiB or more on x86 and Arm cores) while they are reduced and
+ * copied (shm_reduce.c); a multiple of every element's size. */
+#define SHM_CHUNK (16u << 10)
 /* A rank's control line: its counter alone on a cache line, so that a
  * rank spinning on one peer's line does not slow another's writes. */
 #define SHM_LINE 64
