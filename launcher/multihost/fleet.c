@@ -718,37 +718,6 @@ shell_quote(const char *s, char *out, size_t size)
     out[o] = '\0';
 }
 
-/* One srun step for every node of the plan (the allocation's own node
- * list when the plan takes all of it). */
-struct srun_step *
-fleet_start_step(const settings *s, const char *secret)
-{
-    int n = s->plan.nhosts;
-    char *nodes[n > 0 ? n : 1], err[700], hvdrun[PATH_MAX + 16];
-    const char *remote = cfg_values_get(&s->values, CFG_OPT_REMOTE_HVDRUN);
-    sigset_t now;
-    srun_step_spec spec = {
-        .nodes = nodes,
-        .n = (size_t)n,
-        .whole_allocation = settings_whole_allocation(s),
-        .hvdrun = remote ? remote : hvdrun,
-        .secret = secret,
-        .unblock = &now,
-    };
-    srun_step *st;
-
-    if (!remote && sibling_path("hvdrun", hvdrun, sizeof(hvdrun)) != 0) {
-        fprintf(stderr, "hvdrun: cannot find 'hvdrun' beside hvdrun-ssh\n");
-        return NULL;
-    }
-    sigprocmask(SIG_SETMASK, NULL, &now);
-    for (int i = 0; i < n; i++)
-        nodes[i] = s->hosts.hosts[i].name;
-    if ((st = srun_step_start(&spec, err, sizeof(err))) == NULL)
-        fprintf(stderr, "hvdrun: %s\n", err);
-    return st;
-}
-
 static void
 clear_progress(void *p)
 {

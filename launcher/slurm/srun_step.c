@@ -1,7 +1,7 @@
 /* The srun step of srun_step.h: a listening socket, srun as a child in
  * its own process group (a terminal's Ctrl-C reaches hvdrun alone, which
  * stops the job itself), and the connections coming back. */
-#include "srun_step.h"
+#include "srun_step_impl.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -23,55 +23,14 @@
 #include "srun_args.h"
 #include "srun_auth.h"
 
-extern char **environ;
-
-/* Connections not yet through the handshake; more wait in the backlog
- * (hvdrun stops accepting while this many are pending). */
-#define PENDING_MAX 256
 #define HANDSHAKE_SECONDS 10.0
 /* Strangers named on stderr, then only counted. */
 #define STRANGERS_NAMED 3
 
-typedef struct pending {
-    int fd;
-    char nonce[SRUN_AUTH_NONCE];
-    char buf[SRUN_AUTH_LINE];
-    size_t len;
-    double deadline;
-    char peer[INET6_ADDRSTRLEN];
-    char where[INET6_ADDRSTRLEN + 8]; /* hvdrun's end: "ADDRESS PORT" */
-} pending;
-
-typedef struct out_line {
-    int fd;
-    char buf[1024];
-    size_t len;
-} out_line;
-
-struct srun_step {
-    char **nodes;
-    size_t n;
-    int (*fds)[SRUN_STREAMS];
-    char (*local)[INET6_ADDRSTRLEN];
-    char *secret;
-    int listen_fd, epoll_fd;
-    pid_t pid;
-    out_line out[2]; /* srun's stdout, stderr */
-    int done, code, cancelled, strangers;
-    int accepting; /* listen_fd is watched */
-    void (*before_print)(void *);
-    void *print_arg;
-    double pause_until; /* out of descriptors: accept again after this */
-    char last[512];
-    pending pend[PENDING_MAX];
-    int npend;
-};
-
 static void
 watch(srun_step *st, int fd)
 {
-    struct epoll_event ev = {.events = EPOLLIN, .data.fd = fd};
-    epoll_ctl(st->epoll_fd, EPOLL_CTL_ADD, fd, &ev);
+    srun_step_watch(st, fd);
 }
 
 static void
@@ -315,161 +274,6 @@ srun_step_poll(srun_step *st)
     reap(st);
 }
 
-/* ---- starting ---- */
-
-/* "PORT ADDR,ADDR,...": this host's IPv4 addresses but loopback, which
- * on another node would be that node's own (a stranger's port). */
-static int
-link_value(int port, char *out, size_t n)
-{
-    struct ifaddrs *all, *a;
-    size_t at = (size_t)snprintf(out, n, "%d ", port), first = at;
-
-    if (getifaddrs(&all) != 0)
-        return -1;
-    for (a = all; a; a = a->ifa_next) {
-        char ip[INET_ADDRSTRLEN];
-        if (a->ifa_addr == NULL || a->ifa_addr->sa_family != AF_INET ||
-            !(a->ifa_flags & IFF_UP) || (a->ifa_flags & IFF_LOOPBACK))
-            continue;
-        inet_ntop(AF_INET, &((struct sockaddr_in *)a->ifa_addr)->sin_addr, ip,
-                  sizeof(ip));
-        if (at + strlen(ip) + 2 < n)
-            at += (size_t)snprintf(out + at, n - at, "%s%s",
-                                   at > first ? "," : "", ip);
-    }
-    freeifaddrs(all);
-    return at > first ? 0 : -1;
-}
-
-static int
-listen_any(int *port)
-{
-    struct sockaddr_in a = {.sin_family = AF_INET};
-    socklen_t len = sizeof(a);
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-
-    if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof(a)) != 0 ||
-        listen(fd, 128) != 0 ||
-        getsockname(fd, (struct sockaddr *)&a, &len) != 0) {
-        if (fd >= 0)
-            close(fd);
-        return -1;
-    }
-    *port = ntohs(a.sin_port);
-    return fd;
-}
-
-static int
-start_srun(srun_step *st, const srun_step_spec *spec, int port, char *err,
-           size_t errlen)
-{
-    char value[1024], counts[3][40], *nodearg = malloc(65536), **argv = NULL;
-    envlist env = {0};
-    spawned child;
-    int r = -1, e = 0;
-
-    snprintf(err, errlen, "srun: out of memory");
-    for (char **v = environ; *v; v++)
-        if (envlist_put(&env, *v) != 0)
-            goto out;
-    if (link_value(port, value, sizeof(value)) != 0) {
-        snprintf(err, errlen,
-                 "srun: this host has no IPv4 address but "
-                 "loopback for the nodes to reach it");
-        goto out;
-    }
-    if (nodearg == NULL || envlist_set(&env, "HVDRUN_SRUN_LINK", value) ||
-        envlist_set(&env, "HVDRUN_SRUN_SECRET", spec->secret) ||
-        (argv = srun_argv(spec, nodearg, 65536, counts)) == NULL) {
-        snprintf(err, errlen, "srun: out of memory");
-        goto out;
-    }
-    if (spawn_worker(argv, envlist_array(&env), spec->unblock, &child) != 0) {
-        snprintf(err, errlen, "srun: cannot start it: %s", strerror(errno));
-        goto out;
-    }
-    /* an exec failure: srun is not installed here */
-    if (spawn_exec_errno(child.status_fd, &e) == 1) {
-        snprintf(err, errlen,
-                 "srun: cannot run it: %s (is Slurm's client "
-                 "installed here?)",
-                 strerror(e));
-        waitpid(child.pid, NULL, 0);
-        close(child.out_fd);
-        close(child.err_fd);
-        close(child.status_fd);
-        goto out;
-    }
-    close(child.status_fd);
-    st->pid = child.pid;
-    st->out[0].fd = child.out_fd;
-    st->out[1].fd = child.err_fd;
-    watch(st, child.out_fd);
-    watch(st, child.err_fd);
-    r = 0;
-out:
-    free(argv);
-    free(nodearg);
-    envlist_release(&env);
-    return r;
-}
-
-static srun_step *
-alloc_step(const srun_step_spec *spec)
-{
-    srun_step *st = calloc(1, sizeof(*st));
-
-    if (st == NULL)
-        return NULL;
-    st->listen_fd = st->epoll_fd = st->out[0].fd = st->out[1].fd = -1;
-    st->pid = -1;
-    st->n = spec->n;
-    st->nodes = calloc(spec->n, sizeof(*st->nodes));
-    st->fds = calloc(spec->n, sizeof(*st->fds));
-    st->local = calloc(spec->n, sizeof(*st->local));
-    st->secret = strdup(spec->secret);
-    if (!st->nodes || !st->fds || !st->local || !st->secret) {
-        srun_step_free(st);
-        return NULL;
-    }
-    for (size_t i = 0; i < spec->n; i++) {
-        for (int k = 0; k < SRUN_STREAMS; k++)
-            st->fds[i][k] = -1;
-        if ((st->nodes[i] = strdup(spec->nodes[i])) == NULL) {
-            srun_step_free(st);
-            return NULL;
-        }
-    }
-    return st;
-}
-
-srun_step *
-srun_step_start(const srun_step_spec *spec, char *err, size_t errlen)
-{
-    srun_step *st = alloc_step(spec);
-    int port;
-
-    if (st == NULL) {
-        snprintf(err, errlen, "srun: out of memory");
-        return NULL;
-    }
-    if ((st->epoll_fd = epoll_create1(EPOLL_CLOEXEC)) < 0 ||
-        (st->listen_fd = listen_any(&port)) < 0) {
-        snprintf(err, errlen, "srun: cannot listen for the agents: %s",
-                 strerror(errno));
-        srun_step_free(st);
-        return NULL;
-    }
-    watch(st, st->listen_fd);
-    st->accepting = 1;
-    if (start_srun(st, spec, port, err, errlen) != 0) {
-        srun_step_free(st);
-        return NULL;
-    }
-    return st;
-}
-
 /* ---- what the links read ---- */
 
 int
@@ -566,16 +370,5 @@ srun_step_free(srun_step *st)
             waitpid(st->pid, NULL, 0);
         }
     }
-    for (int k = 0; k < 2; k++)
-        if (st->out[k].fd >= 0)
-            close(st->out[k].fd);
-    if (st->epoll_fd >= 0)
-        close(st->epoll_fd);
-    for (size_t i = 0; st->nodes && i < st->n; i++)
-        free(st->nodes[i]);
-    free(st->nodes);
-    free(st->fds);
-    free(st->local);
-    free(st->secret);
-    free(st);
+    srun_step_release(st);
 }

@@ -128,6 +128,15 @@ no_secret() {
 no_secrets() { no_secret "$agent" && no_secret "$worker"; }
 check "the srun link's secret in neither the agent's environment nor a worker's" \
     no_secrets
+# hvdrun hands the srun it started to hvdrun-ssh through its environment
+no_handover() {
+    for p in "$srun_pid" "$agent" "$worker"; do
+        [ -r "/proc/$p/environ" ] &&
+            ! grep -qz '^HVDRUN_SRUN_HANDOVER=' "/proc/$p/environ" || return 1
+    done
+}
+check "the step's handover in no environment of srun, the agent or a worker" \
+    no_handover
 kill -KILL "$hvdrun_pid"
 check "SIGKILL of hvdrun: nothing left on any node" within 20 nodes_clean
 wait "$SALLOC"
@@ -160,6 +169,20 @@ check "scancel: hvdrun exits 143" [ "$RC" -eq 143 ]
 check "scancel: says the Slurm job was cancelled" \
     grep -q "^hvdrun: the Slurm job was cancelled" "$TMP/err"
 check "scancel: nothing left on any node" within 20 nodes_clean
+
+# --- hvdrun starts srun, then becomes hvdrun-ssh: when it cannot, the
+# srun it started is stopped ---
+mkdir -p "$TMP/alone"
+cp "$HVDRUN" "$TMP/alone/hvdrun"
+sal -N 3 -n 6 "$TMP/alone/hvdrun" true
+check "no hvdrun-ssh beside hvdrun: exit 127" [ "$RC" -eq 127 ]
+check "no hvdrun-ssh beside hvdrun: says so" \
+    grep -q "^hvdrun: cannot run '$TMP/alone/hvdrun-ssh': " "$TMP/err"
+alone_clean() {
+    ! pgrep -f "$TMP/alone/hvdrun --agent-srun" >/dev/null && nodes_clean
+}
+check "no hvdrun-ssh beside hvdrun: its srun stopped, nothing left on any node" \
+    within 20 alone_clean
 
 # --- sbatch: hvdrun in the batch script, on the allocation's first node ---
 cat >"$TMP/job.sh" <<JOB

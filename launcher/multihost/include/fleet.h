@@ -26,9 +26,4 @@ typedef struct fleet_spec {
 /* Returns hvdrun's exit code. */
 int fleet_run(const fleet_spec *spec);
 
-/* --launcher slurm: the srun step for the plan's nodes, authenticated
- * with secret; started before hvdd, so that the two start at once.
- * NULL after saying why on stderr. */
-struct srun_step *fleet_start_step(const settings *s, const char *secret);
-
 #endif

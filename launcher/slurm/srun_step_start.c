@@ -1,0 +1,334 @@
+/* Starting an srun step (srun_step.h), and handing a started one to
+ * another program of this process: hvdrun starts srun before it becomes
+ * hvdrun-ssh (exec), so that srun's own start runs while hvdrun-ssh
+ * loads. Nothing here checks a handshake: hvdrun links this file without
+ * srun_auth.c's libcrypto. */
+#include "srun_step_impl.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "envlist.h"
+#include "hvd_clock.h"
+#include "spawn.h"
+#include "srun_args.h"
+
+extern char **environ;
+
+/* "PORT ADDR,ADDR,...": this host's IPv4 addresses but loopback, which
+ * on another node would be that node's own (a stranger's port). */
+static int
+link_value(int port, char *out, size_t n)
+{
+    struct ifaddrs *all, *a;
+    size_t at = (size_t)snprintf(out, n, "%d ", port), first = at;
+
+    if (getifaddrs(&all) != 0)
+        return -1;
+    for (a = all; a; a = a->ifa_next) {
+        char ip[INET_ADDRSTRLEN];
+        if (a->ifa_addr == NULL || a->ifa_addr->sa_family != AF_INET ||
+            !(a->ifa_flags & IFF_UP) || (a->ifa_flags & IFF_LOOPBACK))
+            continue;
+        inet_ntop(AF_INET, &((struct sockaddr_in *)a->ifa_addr)->sin_addr, ip,
+                  sizeof(ip));
+        if (at + strlen(ip) + 2 < n)
+            at += (size_t)snprintf(out + at, n - at, "%s%s",
+                                   at > first ? "," : "", ip);
+    }
+    freeifaddrs(all);
+    return at > first ? 0 : -1;
+}
+
+static int
+listen_any(int *port)
+{
+    struct sockaddr_in a = {.sin_family = AF_INET};
+    socklen_t len = sizeof(a);
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+
+    if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof(a)) != 0 ||
+        listen(fd, 128) != 0 ||
+        getsockname(fd, (struct sockaddr *)&a, &len) != 0) {
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    *port = ntohs(a.sin_port);
+    return fd;
+}
+
+static int
+start_srun(srun_step *st, const srun_step_spec *spec, int port, char *err,
+           size_t errlen)
+{
+    char value[1024], counts[3][40], *nodearg = malloc(65536), **argv = NULL;
+    envlist env = {0};
+    spawned child;
+    int r = -1, e = 0;
+
+    snprintf(err, errlen, "srun: out of memory");
+    for (char **v = environ; *v; v++)
+        if (envlist_put(&env, *v) != 0)
+            goto out;
+    if (link_value(port, value, sizeof(value)) != 0) {
+        snprintf(err, errlen,
+                 "srun: this host has no IPv4 address but "
+                 "loopback for the nodes to reach it");
+        goto out;
+    }
+    if (nodearg == NULL || envlist_set(&env, "HVDRUN_SRUN_LINK", value) ||
+        envlist_set(&env, "HVDRUN_SRUN_SECRET", spec->secret) ||
+        (argv = srun_argv(spec, nodearg, 65536, counts)) == NULL) {
+        snprintf(err, errlen, "srun: out of memory");
+        goto out;
+    }
+    if (spawn_worker(argv, envlist_array(&env), spec->unblock, &child) != 0) {
+        snprintf(err, errlen, "srun: cannot start it: %s", strerror(errno));
+        goto out;
+    }
+    /* an exec failure: srun is not installed here */
+    if (spawn_exec_errno(child.status_fd, &e) == 1) {
+        snprintf(err, errlen,
+                 "srun: cannot run it: %s (is Slurm's client "
+                 "installed here?)",
+                 strerror(e));
+        waitpid(child.pid, NULL, 0);
+        close(child.out_fd);
+        close(child.err_fd);
+        close(child.status_fd);
+        goto out;
+    }
+    close(child.status_fd);
+    st->pid = child.pid;
+    st->out[0].fd = child.out_fd;
+    st->out[1].fd = child.err_fd;
+    srun_step_watch(st, child.out_fd);
+    srun_step_watch(st, child.err_fd);
+    r = 0;
+out:
+    free(argv);
+    free(nodearg);
+    envlist_release(&env);
+    return r;
+}
+
+static srun_step *
+alloc_step(const srun_step_spec *spec)
+{
+    srun_step *st = calloc(1, sizeof(*st));
+
+    if (st == NULL)
+        return NULL;
+    st->listen_fd = st->epoll_fd = st->out[0].fd = st->out[1].fd = -1;
+    st->pid = -1;
+    st->n = spec->n;
+    st->nodes = calloc(spec->n, sizeof(*st->nodes));
+    st->fds = calloc(spec->n, sizeof(*st->fds));
+    st->local = calloc(spec->n, sizeof(*st->local));
+    st->secret = strdup(spec->secret);
+    if (!st->nodes || !st->fds || !st->local || !st->secret) {
+        srun_step_forget(st);
+        return NULL;
+    }
+    for (size_t i = 0; i < spec->n; i++) {
+        for (int k = 0; k < SRUN_STREAMS; k++)
+            st->fds[i][k] = -1;
+        if ((st->nodes[i] = strdup(spec->nodes[i])) == NULL) {
+            srun_step_forget(st);
+            return NULL;
+        }
+    }
+    return st;
+}
+
+srun_step *
+srun_step_start(const srun_step_spec *spec, char *err, size_t errlen)
+{
+    srun_step *st = alloc_step(spec);
+    int port;
+
+    if (st == NULL) {
+        snprintf(err, errlen, "srun: out of memory");
+        return NULL;
+    }
+    if ((st->epoll_fd = epoll_create1(EPOLL_CLOEXEC)) < 0 ||
+        (st->listen_fd = listen_any(&port)) < 0) {
+        snprintf(err, errlen, "srun: cannot listen for the agents: %s",
+                 strerror(errno));
+        srun_step_forget(st);
+        return NULL;
+    }
+    srun_step_watch(st, st->listen_fd);
+    st->accepting = 1;
+    if (start_srun(st, spec, port, err, errlen) != 0) {
+        srun_step_forget(st);
+        return NULL;
+    }
+    return st;
+}
+
+/* ---- handing the step over across exec ---- */
+
+static int
+inherit(int fd, int on)
+{
+    int flags = fcntl(fd, F_GETFD);
+
+    return flags < 0 ? -1
+                     : fcntl(fd, F_SETFD,
+                             on ? flags & ~FD_CLOEXEC : flags | FD_CLOEXEC);
+}
+
+int
+srun_step_handover(srun_step *st, char *out, size_t n)
+{
+    int p[2];
+    size_t len = strlen(st->secret);
+
+    /* the secret through a pipe: never in an environment it could be
+     * read from, nor in argv */
+    if (pipe2(p, O_CLOEXEC) != 0)
+        return -1;
+    if (write(p[1], st->secret, len) != (ssize_t)len) {
+        close(p[0]);
+        close(p[1]);
+        return -1;
+    }
+    close(p[1]);
+    if (inherit(st->listen_fd, 1) || inherit(st->out[0].fd, 1) ||
+        inherit(st->out[1].fd, 1) || inherit(p[0], 1) ||
+        snprintf(out, n, "%d %d %d %d %d", st->listen_fd, st->out[0].fd,
+                 st->out[1].fd, p[0], (int)st->pid) >= (int)n) {
+        close(p[0]);
+        return -1;
+    }
+    return 0;
+}
+
+/* 1 when fd is open and of the kind wanted (a listening socket or a
+ * pipe): a handover names descriptors this process was given. */
+static int
+is_kind(int fd, int listening)
+{
+    struct stat sb;
+    int on = 0;
+    socklen_t len = sizeof(on);
+
+    if (fd < 0 || fstat(fd, &sb) != 0)
+        return 0;
+    if (!listening)
+        return S_ISFIFO(sb.st_mode);
+    return S_ISSOCK(sb.st_mode) &&
+           getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &on, &len) == 0 && on;
+}
+
+/* The secret from the handover's pipe, which is closed. */
+static char *
+read_secret(int fd)
+{
+    char buf[256];
+    size_t len = 0;
+    ssize_t r;
+
+    while (len < sizeof(buf) - 1 &&
+           (r = read(fd, buf + len, sizeof(buf) - 1 - len)) != 0) {
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0)
+            break;
+        len += (size_t)r;
+    }
+    close(fd);
+    buf[len] = '\0';
+    return len > 0 ? strdup(buf) : NULL;
+}
+
+srun_step *
+srun_step_adopt(const srun_step_spec *spec, const char *handover, char *err,
+                size_t errlen)
+{
+    int lfd, ofd, efd, sfd, pid;
+    siginfo_t info = {0};
+    srun_step *st;
+
+    snprintf(err, errlen, "srun: the step hvdrun started was not handed over");
+    if (sscanf(handover, "%d %d %d %d %d", &lfd, &ofd, &efd, &sfd, &pid) != 5 ||
+        !is_kind(lfd, 1) || !is_kind(ofd, 0) || !is_kind(efd, 0) ||
+        !is_kind(sfd, 0) || pid <= 0 ||
+        /* srun is this process's child (it may have ended already) */
+        waitid(P_PID, (id_t)pid, &info, WEXITED | WNOHANG | WNOWAIT) != 0)
+        return NULL;
+    if ((st = alloc_step(spec)) == NULL) {
+        snprintf(err, errlen, "srun: out of memory");
+        return NULL;
+    }
+    free(st->secret);
+    st->listen_fd = lfd;
+    st->out[0].fd = ofd;
+    st->out[1].fd = efd;
+    st->pid = pid;
+    if ((st->secret = read_secret(sfd)) == NULL ||
+        (st->epoll_fd = epoll_create1(EPOLL_CLOEXEC)) < 0 || inherit(lfd, 0) ||
+        inherit(ofd, 0) || inherit(efd, 0)) {
+        srun_step_forget(st);
+        return NULL;
+    }
+    srun_step_watch(st, lfd);
+    srun_step_watch(st, ofd);
+    srun_step_watch(st, efd);
+    st->accepting = 1;
+    return st;
+}
+
+void
+srun_step_forget(srun_step *st)
+{
+    double end = hvd_mono_now() + 10;
+
+    if (st == NULL)
+        return;
+    if (st->listen_fd >= 0)
+        close(st->listen_fd);
+    st->listen_fd = -1;
+    if (st->pid > 0 && !st->done) {
+        kill(st->pid, SIGTERM); /* srun passes it on to the step */
+        while (waitpid(st->pid, NULL, WNOHANG) == 0 && hvd_mono_now() < end)
+            usleep(10 * 1000);
+        if (hvd_mono_now() >= end) {
+            kill(st->pid, SIGKILL);
+            waitpid(st->pid, NULL, 0);
+        }
+    }
+    srun_step_release(st);
+}
+
+void
+srun_step_release(srun_step *st)
+{
+    for (int k = 0; k < 2; k++)
+        if (st->out[k].fd >= 0)
+            close(st->out[k].fd);
+    if (st->epoll_fd >= 0)
+        close(st->epoll_fd);
+    for (size_t i = 0; st->nodes && i < st->n; i++)
+        free(st->nodes[i]);
+    free(st->nodes);
+    free(st->fds);
+    free(st->local);
+    free(st->secret);
+    free(st);
+}
