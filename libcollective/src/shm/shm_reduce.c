@@ -120,61 +120,49 @@ post_subs(const shm_transport *s, const pieces *b, const blocks *bl, size_t j)
                         area + (size_t)k * s->sub, 0);
 }
 
-/* The reduction of elements from .. from + n of sub-block j of this
- * rank's block, from the step just taken (step) and this rank's own
- * buffer, into dst. This rank's part is read where it lies: for a fused
- * group, a run per piece it spans (packing it first cost a copy of a
- * 1/size of the data: ResNet-50's fused step on 2 ranks took 15.4 ms,
- * against 14.4 for its 161 blocking calls). */
+/* The reduction of sub-block j of this rank's block, from the step just
+ * taken (step) and this rank's own buffer, into dst; with out, also into
+ * the pieces' recv buffers. This rank's part is read where it lies: for a
+ * fused group, a run per piece it spans (packing it first cost a copy of
+ * a 1/size of the data: ResNet-50's fused step on 2 ranks took 15.4 ms,
+ * against 14.4 for its 161 blocking calls). Each run goes in chunks of
+ * SHM_CHUNK, copied to recv while still in the L1 cache: reducing the
+ * whole sub-block and copying it after read it back from further away (a
+ * 2-rank 1 MiB allreduce took 98 us in a long run, against 82 in chunks;
+ * the chunk also stays in L1 through the size - 1 passes over more
+ * ranks). */
 static void
-reduce_part(const shm_transport *s, const pieces *b, const blocks *bl,
-            uint32_t step, size_t j, size_t from, size_t n, void *dst,
-            coll_dtype dt, coll_op op)
+reduce_sub(const shm_transport *s, const pieces *b, const blocks *bl,
+           uint32_t step, size_t j, void *dst, int out, coll_dtype dt,
+           coll_op op)
 {
     const void **src = s->src;
     int me = s->base.rank, p = s->base.size;
-    size_t at = bl->start[me] + j * bl->se + from;
-    size_t base = 0, done = 0;
+    size_t n = sub_len(bl, me, j), at = bl->start[me] + j * bl->se;
+    size_t base = 0, done = 0, chunk = SHM_CHUNK / b->es;
     reduction rd = {src, p, dt, op};
 
     for (int k = 0; k < p; k++)
-        src[k] = shm_area(s, step, k) + (size_t)me * s->sub + from * b->es;
+        src[k] = shm_area(s, step, k) + (size_t)me * s->sub;
     for (int q = 0; q < b->n && done < n; base += b->piece[q++].count) {
         const transport_piece *pc = &b->piece[q];
-        size_t off = at + done - base, m;
+        size_t from = at + done - base, m;
         if (at + done >= base + pc->count)
             continue;
-        m = pc->count - off < n - done ? pc->count - off : n - done;
+        m = pc->count - from < n - done ? pc->count - from : n - done;
         /* rank k's run: its area's, this rank's in the piece */
         for (int k = 0; k < p; k++)
             s->run[k] = (const char *)src[k] + done * b->es;
-        s->run[me] = (const char *)pc->send + off * b->es;
+        s->run[me] = (const char *)pc->send + from * b->es;
         rd.src = s->run;
-        reduce_run(&rd, (char *)dst + done * b->es, 0, m);
+        for (size_t c = 0; c < m; c += chunk) {
+            size_t len = m - c < chunk ? m - c : chunk;
+            char *d = (char *)dst + (done + c) * b->es;
+            reduce_run(&rd, d, c, len);
+            if (out)
+                memcpy((char *)pc->recv + (from + c) * b->es, d, len * b->es);
+        }
         done += m;
-    }
-}
-
-/* Sub-block j of this rank's block reduced into dst, a chunk at a time;
- * with out, each chunk is also copied to the pieces' recv buffers while
- * it is still in the L1 cache. Reducing the whole sub-block and copying
- * it after read it back from further away: a 2-rank 1 MiB allreduce took
- * 98 us in a long run, against 82 in chunks (the chunk stays in L1
- * through the size - 1 passes of a reduction over more ranks, too). */
-static void
-reduce_sub(const shm_transport *s, const pieces *b, const blocks *bl,
-           uint32_t step, size_t j, void *dst, const pieces *out, coll_dtype dt,
-           coll_op op)
-{
-    size_t len = sub_len(bl, s->base.rank, j), chunk = SHM_CHUNK / b->es;
-
-    for (size_t at = 0; at < len; at += chunk) {
-        size_t m = len - at < chunk ? len - at : chunk;
-        void *d = (char *)dst + at * b->es;
-        reduce_part(s, b, bl, step, j, at, m, d, dt, op);
-        if (out)
-            pieces_copy(out, bl->start[s->base.rank] + j * bl->se + at, m, d,
-                        1);
     }
 }
 
@@ -200,7 +188,7 @@ shm_allreduce(transport *t, const transport_piece *piece, int n, coll_dtype dt,
         if (j < bl.steps) {
             /* the next slot is free: every rank has posted this step */
             unsigned char *red = shm_area(s, step + 1, me) + (size_t)p * s->sub;
-            reduce_sub(s, &b, &bl, step, j, red, &b, dt, op);
+            reduce_sub(s, &b, &bl, step, j, red, 1, dt, op);
         }
         for (int k = 0; j > 0 && k < p; k++)
             if (k != me)
@@ -227,8 +215,8 @@ shm_reducescatter(transport *t, const void *send, void *recv, size_t count,
         post_subs(s, &b, &bl, j);
         if ((r = shm_step(s, "reducescatter", err, errlen)) == 0 &&
             sub_len(&bl, t->rank, j))
-            reduce_sub(s, &b, &bl, step, j, (char *)recv + j * bl.se * b.es,
-                       NULL, dt, op);
+            reduce_sub(s, &b, &bl, step, j, (char *)recv + j * bl.se * b.es, 0,
+                       dt, op);
     }
     return r;
 }
