@@ -253,9 +253,14 @@ start_step(const settings *s, const char *secret, const char *handover)
     sigprocmask(SIG_SETMASK, NULL, &now);
     for (int i = 0; i < n; i++)
         nodes[i] = s->hosts.hosts[i].name;
-    st = handover ? srun_step_adopt(&spec, handover, err, sizeof(err))
-                  : srun_step_start(&spec, err, sizeof(err));
-    if (st == NULL)
+    /* a handover that names no step of this process (hvdrun-ssh run by
+     * hand with the variable set): a step of its own */
+    if (handover &&
+        (st = srun_step_adopt(&spec, handover, err, sizeof(err))) == NULL)
+        fprintf(stderr, "hvdrun: warning: %s; starting another\n", err);
+    else if (handover)
+        return st;
+    if ((st = srun_step_start(&spec, err, sizeof(err))) == NULL)
         fprintf(stderr, "hvdrun: %s\n", err);
     return st;
 }
@@ -278,12 +283,15 @@ run_remote(settings *s, const envlist *base, worker_net *net, char **argv,
     net->master_addr = "127.0.0.1";
     /* srun's step starts while hvdd does (its own secret: the token is
      * hvdd's to make) */
+    char given[sizeof(handover)];
+
+    /* the first start's; a restart starts its own */
+    snprintf(given, sizeof(given), "%s", handover);
+    handover[0] = '\0';
     if (s->launcher == LAUNCH_SLURM &&
         (hvdd_token_new(secret) != 0 ||
-         (spec.step = start_step(s, secret, handover[0] ? handover : NULL)) ==
-             NULL))
+         (spec.step = start_step(s, secret, given[0] ? given : NULL)) == NULL))
         return HVD_EXIT_LAUNCH;
-    handover[0] = '\0'; /* the first start's; a restart starts its own */
     if ((code = start_rendezvous(s, &rv, net)) != 0) {
         srun_step_free(spec.step);
         return code;
@@ -323,16 +331,16 @@ run_remote(settings *s, const envlist *base, worker_net *net, char **argv,
             return HVD_EXIT_LAUNCH;
         if (srun_step_handover(st, where, sizeof(where)) != 0 ||
             setenv(HANDOVER_ENV, where, 1) != 0) {
-            fprintf(stderr, "hvdrun: srun: cannot hand its step over: %s\n",
-                    strerror(errno));
+            fprintf(stderr, "hvdrun: srun: cannot hand its step over to "
+                            "hvdrun-ssh (out of descriptors?)\n");
             srun_step_forget(st);
             return HVD_EXIT_LAUNCH;
         }
     }
     code = exec_sibling("hvdrun-ssh", argv);
-    unsetenv(HANDOVER_ENV);
     srun_step_forget(st);
-    return code;
+    /* an installation without hvdrun-ssh: no restart would find it */
+    exit(code);
 }
 #endif
 

@@ -134,6 +134,7 @@ alloc_step(const srun_step_spec *spec)
     if (st == NULL)
         return NULL;
     st->listen_fd = st->epoll_fd = st->out[0].fd = st->out[1].fd = -1;
+    st->handover_fd = -1;
     st->pid = -1;
     st->n = spec->n;
     st->nodes = calloc(spec->n, sizeof(*st->nodes));
@@ -216,6 +217,7 @@ srun_step_handover(srun_step *st, char *out, size_t n)
         close(p[0]);
         return -1;
     }
+    st->handover_fd = p[0]; /* closed by srun_step_forget if the exec fails */
     return 0;
 }
 
@@ -265,7 +267,10 @@ srun_step_adopt(const srun_step_spec *spec, const char *handover, char *err,
     siginfo_t info = {0};
     srun_step *st;
 
-    snprintf(err, errlen, "srun: the step hvdrun started was not handed over");
+    snprintf(err, errlen,
+             "srun: the handover names no step that hvdrun started for "
+             "this process");
+    /* what does not check out is not touched: not this process's */
     if (sscanf(handover, "%d %d %d %d %d", &lfd, &ofd, &efd, &sfd, &pid) != 5 ||
         !is_kind(lfd, 1) || !is_kind(ofd, 0) || !is_kind(efd, 0) ||
         !is_kind(sfd, 0) || pid <= 0 ||
@@ -274,6 +279,12 @@ srun_step_adopt(const srun_step_spec *spec, const char *handover, char *err,
         return NULL;
     if ((st = alloc_step(spec)) == NULL) {
         snprintf(err, errlen, "srun: out of memory");
+        close(lfd);
+        close(ofd);
+        close(efd);
+        close(sfd);
+        kill(pid, SIGTERM);
+        waitpid(pid, NULL, 0);
         return NULL;
     }
     free(st->secret);
@@ -281,9 +292,12 @@ srun_step_adopt(const srun_step_spec *spec, const char *handover, char *err,
     st->out[0].fd = ofd;
     st->out[1].fd = efd;
     st->pid = pid;
-    if ((st->secret = read_secret(sfd)) == NULL ||
+    st->secret = read_secret(sfd); /* which closes sfd */
+    if (st->secret == NULL ||
         (st->epoll_fd = epoll_create1(EPOLL_CLOEXEC)) < 0 || inherit(lfd, 0) ||
         inherit(ofd, 0) || inherit(efd, 0)) {
+        snprintf(err, errlen, "srun: cannot take the step hvdrun started: %s",
+                 strerror(errno));
         srun_step_forget(st);
         return NULL;
     }
@@ -324,6 +338,8 @@ srun_step_release(srun_step *st)
             close(st->out[k].fd);
     if (st->epoll_fd >= 0)
         close(st->epoll_fd);
+    if (st->handover_fd >= 0)
+        close(st->handover_fd);
     for (size_t i = 0; st->nodes && i < st->n; i++)
         free(st->nodes[i]);
     free(st->nodes);

@@ -137,6 +137,10 @@ no_handover() {
 }
 check "the step's handover in no environment of srun, the agent or a worker" \
     no_handover
+# and the listener it handed over is not inherited by what hvdrun starts
+holders=$(ss -ltnpH "sport = :$port" 2>/dev/null | grep -o 'pid=[0-9]*' | sort -u | tr '\n' ' ')
+check "the agents' port is held by hvdrun alone ($holders)" \
+    [ "$holders" = "pid=$hvdrun_pid " ]
 kill -KILL "$hvdrun_pid"
 check "SIGKILL of hvdrun: nothing left on any node" within 20 nodes_clean
 wait "$SALLOC"
@@ -183,6 +187,14 @@ alone_clean() {
 }
 check "no hvdrun-ssh beside hvdrun: its srun stopped, nothing left on any node" \
     within 20 alone_clean
+
+# a handover that names nothing of the process (hvdrun-ssh run by hand
+# with the variable set): said, and a step of its own
+sal -N 3 -n 6 env HVDRUN_SRUN_HANDOVER="0 1 2 0 1" "$(dirname "$HVDRUN")/hvdrun-ssh" true
+check "a foreign handover: hvdrun-ssh starts its own step, exit 0" [ "$RC" -eq 0 ]
+say_err "$RC"
+check "a foreign handover: said" \
+    grep -q "^hvdrun: warning: srun: the handover names no step that hvdrun started for this process; starting another$" "$TMP/err"
 
 # --- sbatch: hvdrun in the batch script, on the allocation's first node ---
 cat >"$TMP/job.sh" <<JOB

@@ -32,8 +32,10 @@ srun_step *srun_step_start(const srun_step_spec *spec, char *err,
  * survive the exec, the secret put in a pipe, and out ("L O E S PID")
  * says where they are, for srun_step_adopt. 0 or -1. */
 int srun_step_handover(srun_step *st, char *out, size_t n);
-/* The step of a handover, for spec (the same as the one it started with);
- * NULL with a reason in err when handover does not name one. */
+/* The step of a handover, for spec: the one it started with, which is
+ * not checked (hvdrun and hvdrun-ssh read the same command line,
+ * environment and files). NULL with a reason in err when handover does
+ * not name one; what it names is then left alone. */
 srun_step *srun_step_adopt(const srun_step_spec *spec, const char *handover,
                            char *err, size_t errlen);
 /* Ends a step nobody will go on with: srun is told to stop (SIGTERM),
