@@ -253,13 +253,13 @@ start_step(const settings *s, const char *secret, const char *handover)
     sigprocmask(SIG_SETMASK, NULL, &now);
     for (int i = 0; i < n; i++)
         nodes[i] = s->hosts.hosts[i].name;
-    /* a handover that names no step of this process (hvdrun-ssh run by
-     * hand with the variable set): a step of its own */
-    if (handover &&
-        (st = srun_step_adopt(&spec, handover, err, sizeof(err))) == NULL)
+    if (handover) {
+        if ((st = srun_step_adopt(&spec, handover, err, sizeof(err))))
+            return st;
+        /* it names no step of this process (hvdrun-ssh run by hand with
+         * the variable set): a step of its own */
         fprintf(stderr, "hvdrun: warning: %s; starting another\n", err);
-    else if (handover)
-        return st;
+    }
     if ((st = srun_step_start(&spec, err, sizeof(err))) == NULL)
         fprintf(stderr, "hvdrun: %s\n", err);
     return st;
@@ -276,18 +276,16 @@ run_remote(settings *s, const envlist *base, worker_net *net, char **argv,
 {
     rendezvous rv;
     fleet_spec spec = {.s = s, .base = base, .interrupted = interrupted};
-    char secret[80];
+    char secret[80], given[sizeof(handover)];
     int code;
 
     net->iface = "lo"; /* hvdd's answer if the plan has one host */
     net->master_addr = "127.0.0.1";
-    /* srun's step starts while hvdd does (its own secret: the token is
-     * hvdd's to make) */
-    char given[sizeof(handover)];
-
-    /* the first start's; a restart starts its own */
+    /* the handover is the first start's; a restart starts its own */
     snprintf(given, sizeof(given), "%s", handover);
     handover[0] = '\0';
+    /* srun's step starts while hvdd does (its own secret: the token is
+     * hvdd's to make) */
     if (s->launcher == LAUNCH_SLURM &&
         (hvdd_token_new(secret) != 0 ||
          (spec.step = start_step(s, secret, given[0] ? given : NULL)) == NULL))

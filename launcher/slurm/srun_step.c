@@ -28,12 +28,6 @@
 #define STRANGERS_NAMED 3
 
 static void
-watch(srun_step *st, int fd)
-{
-    srun_step_watch(st, fd);
-}
-
-static void
 unwatch(srun_step *st, int fd)
 {
     epoll_ctl(st->epoll_fd, EPOLL_CTL_DEL, fd, NULL);
@@ -45,7 +39,7 @@ resume_accepting(srun_step *st)
 {
     if (!st->accepting && st->listen_fd >= 0 && st->npend < PENDING_MAX &&
         hvd_mono_now() >= st->pause_until) {
-        watch(st, st->listen_fd);
+        srun_step_watch(st, st->listen_fd);
         st->accepting = 1;
     }
 }
@@ -246,7 +240,7 @@ accept_new(srun_step *st)
         p->len = 0;
         p->deadline = hvd_mono_now() + HANDSHAKE_SECONDS;
         st->npend++;
-        watch(st, fd);
+        srun_step_watch(st, fd);
     }
     if (st->npend == PENDING_MAX) /* the rest wait in the backlog */
         pause_accepting(st, 0);
