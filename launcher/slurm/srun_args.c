@@ -1,5 +1,5 @@
 /* srun's command line for a step of srun_step.h: here alone, without the
- * handshake's OpenSSL, so that hvdrun's --dry-run can show it. */
+ * handshake's libsodium, so that hvdrun's --dry-run can show it. */
 #include <stdio.h>
 #include <stdlib.h>
 

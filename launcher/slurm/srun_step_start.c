@@ -2,7 +2,7 @@
  * another program of this process: hvdrun starts srun before it becomes
  * hvdrun-ssh (exec), so that srun's own start runs while hvdrun-ssh
  * loads. Nothing here checks a handshake: hvdrun links this file without
- * srun_auth.c's libcrypto. */
+ * srun_auth.c's libsodium. */
 #include "srun_step_impl.h"
 
 #include <arpa/inet.h>
