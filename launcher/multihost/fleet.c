@@ -650,6 +650,13 @@ report(fleet *j)
 {
     int errors = 0;
 
+    /* srun's last lines first: a scancel's "CANCELLED" comes from
+     * slurmstepd through srun, and may arrive after the agents' ends
+     * (netlab.slurm saw it once: hvdrun exited 143 without saying the
+     * job was cancelled) */
+    if (j->step)
+        srun_step_end(j->step);
+
     for (int i = 0; i < j->n; i++)
         if (j->h[i].error[0]) {
             fprintf(stderr, "hvdrun: %s: %s\n", j->h[i].name, j->h[i].error);

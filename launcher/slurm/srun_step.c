@@ -342,14 +342,10 @@ wait_srun(srun_step *st, double seconds)
 }
 
 void
-srun_step_free(srun_step *st)
+srun_step_end(srun_step *st)
 {
-    if (st == NULL)
-        return;
     for (size_t i = 0; st->fds && i < st->n; i++)
-        for (int k = 0; k < SRUN_STREAMS; k++)
-            if (st->fds[i][k] >= 0)
-                close(st->fds[i][k]);
+        srun_step_close_node(st, i);
     while (st->npend > 0)
         drop_pending(st, st->npend - 1);
     if (st->listen_fd >= 0)
@@ -362,7 +358,16 @@ srun_step_free(srun_step *st)
         if (!wait_srun(st, 10)) {
             kill(st->pid, SIGKILL);
             waitpid(st->pid, NULL, 0);
+            st->done = 1;
         }
     }
+}
+
+void
+srun_step_free(srun_step *st)
+{
+    if (st == NULL)
+        return;
+    srun_step_end(st);
     srun_step_release(st);
 }

@@ -68,8 +68,12 @@ void srun_step_on_print(srun_step *st, void (*before)(void *), void *arg);
 /* Closes node i's connections: its agent sees EOF and stops. */
 void srun_step_close_node(srun_step *st, size_t node);
 
-/* Closes every connection (agents still running stop), then waits for
- * srun a while, then signals it. NULL accepted. */
+/* Ends the step: closes every connection (agents still running stop),
+ * waits for srun a while, relaying its last lines, then signals it. After
+ * it srun_step_cancelled is final: Slurm's "CANCELLED" may come after
+ * the agents' ends. Again: nothing more. */
+void srun_step_end(srun_step *st);
+/* srun_step_end, then frees the step. NULL accepted. */
 void srun_step_free(srun_step *st);
 
 #endif
