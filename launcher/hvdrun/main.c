@@ -128,11 +128,13 @@ static void
 print_launch(const settings *s, FILE *f)
 {
     char *nodes[s->plan.nhosts > 0 ? s->plan.nhosts : 1], line[8192];
+    const char *remote = cfg_values_get(&s->values, CFG_OPT_REMOTE_HVDRUN);
     srun_step_spec spec = {
         .nodes = nodes,
         .n = (size_t)s->plan.nhosts,
         .whole_allocation = settings_whole_allocation(s),
-        .hvdrun = "hvdrun",
+        .hvdrun = remote ? remote : "hvdrun",
+        .agent = remote ? NULL : "hvdrun-srun-agent",
     };
 
     if (all_hosts_local(s) && !settings_elastic(s))
@@ -233,21 +235,27 @@ static srun_step *
 start_step(const settings *s, const char *secret, const char *handover)
 {
     int n = s->plan.nhosts;
-    char *nodes[n > 0 ? n : 1], err[700], hvdrun[PATH_MAX + 16];
+    char *nodes[n > 0 ? n : 1], err[700], agent[PATH_MAX + 32];
     const char *remote = cfg_values_get(&s->values, CFG_OPT_REMOTE_HVDRUN);
     sigset_t now;
+    /* the nodes run hvdrun-srun-agent itself, not `hvdrun --agent-srun`:
+     * one program start less on every node (under Slurm a job's nodes
+     * often start on shared CPUs) */
     srun_step_spec spec = {
         .nodes = nodes,
         .n = (size_t)n,
         .whole_allocation = settings_whole_allocation(s),
-        .hvdrun = remote ? remote : hvdrun,
+        .hvdrun = remote,
+        .agent = remote ? NULL : agent,
         .secret = secret,
         .unblock = &now,
     };
     srun_step *st;
 
-    if (!remote && sibling_path("hvdrun", hvdrun, sizeof(hvdrun)) != 0) {
-        fprintf(stderr, "hvdrun: cannot find 'hvdrun' beside itself\n");
+    if (!remote && (sibling_path("hvdrun-srun-agent", agent, sizeof(agent)) ||
+                    access(agent, X_OK) != 0)) {
+        fprintf(stderr, "hvdrun: cannot find 'hvdrun-srun-agent' beside "
+                        "hvdrun: hvdrun is not installed whole\n");
         return NULL;
     }
     sigprocmask(SIG_SETMASK, NULL, &now);

@@ -1,4 +1,5 @@
-/* hvdrun-srun-agent: what srun runs on each node (`hvdrun --agent-srun`).
+/* hvdrun-srun-agent: what srun runs on each node (itself, or
+ * through `hvdrun --agent-srun` with --remote-hvdrun).
  * It connects back to hvdrun three times (srun_step.h), gives the first
  * two connections to hvdrun-agent as its stdin/stdout and stderr, and
  * when the agent ends, sends its exit code on the third. It exits 0 once

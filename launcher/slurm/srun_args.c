@@ -42,8 +42,12 @@ srun_argv(const srun_step_spec *spec, char *nodearg, size_t nodelen,
                                      i ? "," : "", spec->nodes[i]);
         argv[k++] = nodearg;
     }
-    argv[k++] = (char *)spec->hvdrun;
-    argv[k++] = "--agent-srun";
+    if (spec->agent) {
+        argv[k++] = (char *)spec->agent;
+    } else {
+        argv[k++] = (char *)spec->hvdrun;
+        argv[k++] = "--agent-srun";
+    }
     argv[k] = NULL;
     return argv;
 }

@@ -45,10 +45,18 @@ check "dry run: exit 0" [ "$RC" -eq 0 ]
 check "dry run: 6 ranks, 2 on each node, in Slurm's order" \
     [ "$(awk '$1 ~ /^[0-9]+$/ {print $2}' "$TMP/out" | tr '\n' ' ')" = "h1 h1 h2 h2 h3 h3 " ]
 check "dry run: one srun step on the whole allocation" \
-    grep -q '^agents: one srun step, hosts from the Slurm allocation: srun --nodes=3 --ntasks=3 --ntasks-per-node=1 --kill-on-bad-exit --mpi=none --cpu-bind=none --input=none --whole --overlap hvdrun --agent-srun$' "$TMP/out"
+    grep -q '^agents: one srun step, hosts from the Slurm allocation: srun --nodes=3 --ntasks=3 --ntasks-per-node=1 --kill-on-bad-exit --mpi=none --cpu-bind=none --input=none --whole --overlap hvdrun-srun-agent$' "$TMP/out"
 sal -N 3 -n 6 "$HVDRUN" --dry-run -np 3 true
 check "dry run, -np 3: the first two nodes, named to srun" \
-    grep -q 'srun --nodes=2 --ntasks=2 .* --nodelist=h1,h2 hvdrun --agent-srun$' "$TMP/out"
+    grep -q 'srun --nodes=2 --ntasks=2 .* --nodelist=h1,h2 hvdrun-srun-agent$' "$TMP/out"
+
+sal -N 3 -n 6 "$HVDRUN" --dry-run --remote-hvdrun /opt/x/hvdrun true
+check "dry run, --remote-hvdrun: srun runs it as PATH --agent-srun" \
+    grep -q -- '--overlap /opt/x/hvdrun --agent-srun$' "$TMP/out"
+sal -N 3 -n 3 "$HVDRUN" --remote-hvdrun "$HVDRUN" true
+check "--remote-hvdrun: the nodes' hvdrun --agent-srun starts the agents, exit 0" \
+    [ "$RC" -eq 0 ]
+say_err "$RC"
 
 # --- identity and network on every rank, over srun alone ---
 sal -N 3 -n 6 "$HVDRUN" sh -c 'echo "id $HOROVOD_RANK $HOROVOD_SIZE $HOROVOD_LOCAL_RANK $HOROVOD_CROSS_RANK $HOROVOD_GLOO_IFACE $(ip -4 -o addr show dev $HOROVOD_GLOO_IFACE | awk "{print \$4}")"'
@@ -177,16 +185,29 @@ check "scancel: nothing left on any node" within 20 nodes_clean
 # --- hvdrun starts srun, then becomes hvdrun-ssh: when it cannot, the
 # srun it started is stopped ---
 mkdir -p "$TMP/alone"
-cp "$HVDRUN" "$TMP/alone/hvdrun"
+cp "$HVDRUN" "$(dirname "$HVDRUN")/hvdrun-srun-agent" "$TMP/alone/"
 sal -N 3 -n 6 "$TMP/alone/hvdrun" true
 check "no hvdrun-ssh beside hvdrun: exit 127" [ "$RC" -eq 127 ]
 check "no hvdrun-ssh beside hvdrun: says so" \
     grep -q "^hvdrun: cannot run '$TMP/alone/hvdrun-ssh': " "$TMP/err"
 alone_clean() {
-    ! pgrep -f "$TMP/alone/hvdrun --agent-srun" >/dev/null && nodes_clean
+    ! pgrep -f "$TMP/alone/hvdrun-srun-agent" >/dev/null && nodes_clean
 }
 check "no hvdrun-ssh beside hvdrun: its srun stopped, nothing left on any node" \
     within 20 alone_clean
+# srun runs hvdrun-srun-agent beside hvdrun: without it, hvdrun says so
+# once, itself, and starts no srun
+rm "$TMP/alone/hvdrun-srun-agent"
+sal -N 3 -n 6 "$TMP/alone/hvdrun" true
+check "no hvdrun-srun-agent beside hvdrun: exit 69" [ "$RC" -eq 69 ]
+said_once_no_srun() {
+    [ "$(grep -c "^hvdrun: cannot find 'hvdrun-srun-agent' beside hvdrun" "$TMP/err")" -eq 1 ] &&
+        ! grep -q '^srun: ' "$TMP/err"
+}
+check "no hvdrun-srun-agent beside hvdrun: said once, before any srun" \
+    said_once_no_srun
+check "no hvdrun-srun-agent beside hvdrun: nothing left on any node" \
+    within 20 nodes_clean
 
 # a handover that names nothing of the process (hvdrun-ssh run by hand
 # with the variable set): said, and a step of its own

@@ -1,5 +1,5 @@
 /* One srun step that starts an agent on each node of a job (hvdrun's
- * side). srun runs `hvdrun --agent-srun` once per node; each connects
+ * side). srun runs hvdrun-srun-agent once per node; each connects
  * back to a port of hvdrun three times (the agent's stdin and stdout,
  * its stderr, and a status line), proves it holds the job's secret
  * (srun_auth.h), and from then on is that node's agent as a pipe or an
@@ -18,7 +18,11 @@ typedef struct srun_step_spec {
     size_t n;
     int whole_allocation; /* every node of the allocation: no --nodelist */
     const char *hvdrun;   /* the hvdrun the nodes run */
-    const char *secret;   /* the step's own, made fresh */
+    /* what srun runs on each node: hvdrun-srun-agent's path, beside this
+     * hvdrun's; NULL: `HVDRUN --agent-srun` (--remote-hvdrun, whose
+     * siblings only the nodes know) */
+    const char *agent;
+    const char *secret; /* the step's own, made fresh */
     const sigset_t *unblock;
 } srun_step_spec;
 
