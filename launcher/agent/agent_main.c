@@ -1,7 +1,8 @@
 /* hvdrun-agent: runs one host's share of a job for the launcher (started
  * over SSH, or directly for the launch host's own slots). The job comes on
  * stdin (hvdrun_brief.h); EOF there means the launcher is gone, and the
- * workers are stopped. */
+ * workers are stopped. Its calls to hvdd go through the launcher
+ * (agent_relay.h). */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -16,7 +17,9 @@
 #include "agent_beat.h"
 #include "agent_brief.h"
 #include "agent_nic.h"
+#include "agent_relay.h"
 #include "hvd_exit.h"
+#include "output.h"
 #include "worker_group.h"
 #include "quiet_thread.h"
 #include "worker_env.h"
@@ -75,7 +78,7 @@ say(const char *fmt, ...)
         n = (int)room - 1;
     n += (int)pre;
     line[n++] = '\n';
-    if (write(STDOUT_FILENO, line, (size_t)n) != n)
+    if (out_write(STDOUT_FILENO, line, (size_t)n) != 0)
         exit(HVD_EXIT_LAUNCH); /* the launcher is gone */
 }
 
@@ -301,6 +304,11 @@ main(int argc, char **argv)
     /* --check: hvdrun --check-ssh only wants to see the agent start */
     if (argc > 1 && strcmp(argv[1], "--check") == 0)
         return 0;
+    /* hvdd's answers come on stdin, between the launcher's lines */
+    if (agent_stdin_start() != 0) {
+        say("error agent: cannot read stdin: %s", strerror(errno));
+        return HVD_EXIT_LAUNCH;
+    }
     if (read_job(&j, &buf, &len) == 0) {
         agent_beat beat;
         agent_beat_start(&beat, &j);

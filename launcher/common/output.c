@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,20 +22,41 @@ out_sink_init(out_sink *s, int fd)
     s->fd = fd;
 }
 
-static void
-write_all(out_sink *s, const char *p, size_t n)
+/* (a sink holds whole lines: one lock per write keeps them whole) One
+ * lock per standard fd: a stalled stderr does not hold up stdout, where
+ * an agent's calls to hvdd go. */
+static pthread_mutex_t out_locks[4] = {
+    PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER,
+    PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER};
+
+int
+out_write(int fd, const void *data, size_t n)
 {
-    while (n > 0 && !s->broken) {
-        ssize_t w = write(s->fd, p, n);
+    pthread_mutex_t *lock = &out_locks[fd >= 0 && fd < 3 ? fd : 3];
+    const char *p = data;
+    int r = 0;
+
+    pthread_mutex_lock(lock);
+    while (n > 0) {
+        ssize_t w = write(fd, p, n);
         if (w < 0 && errno == EINTR)
             continue;
         if (w <= 0) {
-            s->broken = 1;
-            return;
+            r = -1;
+            break;
         }
         p += w;
-        n -= w;
+        n -= (size_t)w;
     }
+    pthread_mutex_unlock(lock);
+    return r;
+}
+
+static void
+write_all(out_sink *s, const char *p, size_t n)
+{
+    if (n > 0 && !s->broken && out_write(s->fd, p, n) != 0)
+        s->broken = 1;
 }
 
 void

@@ -1,5 +1,6 @@
 #include "fleet.h"
 #include "fleet_state.h"
+#include "relay.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -136,18 +137,54 @@ on_control(fleet *j, host_run *h, char *msg)
         char *colon = strstr(msg + 6, ": ");
         /* "HOST: step: reason": the agent names its step */
         host_error(j, h, NULL, colon ? colon + 2 : msg + 6);
+    } else if (strncmp(msg, "call ", 5) == 0 && j->relay) {
+        relay_call(j->relay, (int)(h - j->h), h->gen, msg + 5);
     }
+}
+
+/* hvdd's answers to the agents' calls, each to the agent that asked */
+static void
+answer_calls(fleet *j)
+{
+    unsigned gen;
+    char *line;
+    int i;
+
+    while (j->relay && relay_take(j->relay, &i, &gen, &line)) {
+        if (i >= 0 && i < j->n && j->h[i].gen == gen)
+            fleet_tell(&j->h[i], line);
+        free(line);
+    }
+}
+
+/* Where a control line begins in a line from an agent's stdout: at its
+ * start, or after its last '\r' (a worker's progress bar ends its
+ * segments with '\r' alone, and the agent's next line, a call to hvdd
+ * say, follows on the same line); NULL for none. */
+static char *
+control_in(char *line, size_t len)
+{
+    size_t pre = strlen(HVDRUN_CONTROL);
+    char *cr = memrchr(line, '\r', len);
+    char *at = cr ? cr + 1 : line;
+
+    return (size_t)(line + len - at) >= pre &&
+                   memcmp(at, HVDRUN_CONTROL, pre) == 0
+               ? at
+               : NULL;
 }
 
 static void
 emit_line(fleet *j, host_run *h, int stream, char *line, size_t len)
 {
     out_sink *sink = &j->sinks[stream];
+    char *ctl = stream == 0 ? control_in(line, len) : NULL;
 
-    if (stream == 0 && len >= strlen(HVDRUN_CONTROL) &&
-        memcmp(line, HVDRUN_CONTROL, strlen(HVDRUN_CONTROL)) == 0) {
+    if (ctl) {
+        if (ctl > line && !sink->broken) /* the segments before it */
+            out_sink_add(sink, line, (size_t)(ctl - line));
         line[len] = '\0';
-        on_control(j, h, line + strlen(HVDRUN_CONTROL));
+        on_control(j, h, ctl + strlen(HVDRUN_CONTROL));
         return;
     }
     if (sink->broken)
@@ -300,7 +337,8 @@ fleet_start_host(fleet *j, int i)
     char *argv[] = {j->agent_path, NULL};
 
     h->started = 1;
-    if (j->step) { /* every node through srun, this one's too */
+    h->gen = ++j->agents_started; /* (a host's run is remade when it joins) */
+    if (j->step) {                /* every node through srun, this one's too */
         h->remote = 1;
         if ((h->link = hvdrun_link_srun(j->step, (size_t)i)) == NULL) {
             host_error(j, h, "srun", "out of memory");
@@ -511,12 +549,14 @@ over(const fleet *j)
 static void
 wait_io(fleet *j)
 {
-    struct pollfd p[4 + 2 * j->n];
+    struct pollfd p[5 + 2 * j->n];
     int m = 0;
 
     p[m++] = (struct pollfd){j->sigfd, POLLIN, 0};
     if (j->events_fd >= 0)
         p[m++] = (struct pollfd){j->events_fd, POLLIN, 0};
+    if (j->relay)
+        p[m++] = (struct pollfd){relay_fd(j->relay), POLLIN, 0};
     for (int k = 0; k < 2; k++) /* the discovery script's pipes */
         if (fleet_hosts_fd(j, k) >= 0)
             p[m++] = (struct pollfd){fleet_hosts_fd(j, k), POLLIN, 0};
@@ -619,6 +659,7 @@ loop(fleet *j)
                 break;
         }
         wait_io(j);
+        answer_calls(j);
         for (int i = 0; i < j->n; i++) {
             service(j, i);
             keepalive(&j->h[i]);
@@ -731,6 +772,19 @@ clear_progress(void *p)
     progress_clear(p);
 }
 
+/* Where this host reaches hvdd: its address, or loopback when it listens
+ * on every address. */
+static const char *
+hvdd_local_addr(const fleet *j)
+{
+    const char *addr = j->spec->rendezvous_addr;
+
+    return addr == NULL || strcmp(addr, "0.0.0.0") == 0 ||
+                   strcmp(addr, "::") == 0
+               ? "127.0.0.1"
+               : addr;
+}
+
 static int
 setup(fleet *j)
 {
@@ -755,6 +809,10 @@ setup(fleet *j)
     j->sigfd = hvdrun_signals_open(&j->old_mask);
     if (j->sigfd < 0 || hvdrun_links_begin() != 0)
         return -1;
+    if (!j->spec->check_only &&
+        (j->relay = relay_new(hvdd_local_addr(j), j->spec->rendezvous_port,
+                              j->spec->token)) == NULL)
+        return -1;
     j->links_begun = 1;
     if (j->step) /* srun's lines go out on a clean line */
         srun_step_on_print(j->step, clear_progress, &j->progress);
@@ -772,6 +830,7 @@ release(fleet *j)
     }
     free(j->h);
     srun_step_free(j->step); /* srun ends with its agents */
+    relay_close(j->relay);
     out_sink_release(&j->sinks[0]);
     out_sink_release(&j->sinks[1]);
     if (j->sigfd >= 0)

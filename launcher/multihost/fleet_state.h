@@ -42,6 +42,7 @@ typedef struct host_run {
     char iface[64], addr[64];
     char error[900]; /* "step: reason" of its first failure */
     line_buf lines[2];
+    unsigned gen; /* its agent's number: a relay answer goes to that one */
 } host_run;
 
 /* An elastic job's rounds (elastic.c). */
@@ -75,9 +76,11 @@ typedef struct fleet {
     int failed;       /* the host whose agent failed first, or -1 */
     int start_failed; /* a host failed before "go" */
     int interrupted;
-    int links_begun;        /* hvdrun_links_begin succeeded */
-    struct srun_step *step; /* --launcher slurm: every node's agent */
-    progress progress;      /* the start's line on a terminal */
+    int links_begun;         /* hvdrun_links_begin succeeded */
+    struct srun_step *step;  /* --launcher slurm: every node's agent */
+    struct relay *relay;     /* the agents' calls to hvdd (relay.h) */
+    unsigned agents_started; /* each agent's number: its host's gen */
+    progress progress;       /* the start's line on a terminal */
     char aborted[600];
     char events[4608]; /* hvdd's lines, until their newline */
     size_t events_len;

@@ -154,6 +154,16 @@ for r in 0 3 5; do
         [ "$(grep -c "^\[$r\]<stderr>:R$r:" "$TMP/err")" -eq 300 ]
 done
 
+# a progress bar's last segment ends with '\r' alone: the agent's next
+# line, its call to hvdd with that worker's end, follows on the same line
+# and must still reach hvdrun as a call, not the terminal
+hvd -H "$H" sh -c 'printf "step 1/2\rstep 2/2\r"'
+check "a progress bar's last '\\r': exit 0" [ "$RC" -eq 0 ]
+check "a progress bar's last '\\r': no agent's call on the terminal" \
+    bash -c "! grep -q '@hvd' '$TMP/out'"
+check "a progress bar's last '\\r': the bar is there" \
+    grep -q "step 2/2" "$TMP/out"
+
 # --- a failing remote rank stops every host ---
 hvd -H "$H" sh -c "if [ \$HOROVOD_RANK = 3 ]; then echo boom >&2; exit 7; fi; exec sleep 60 # $MARK"
 check "remote failure: hvdrun exits with the rank's code" [ "$RC" -eq 7 ]

@@ -27,6 +27,11 @@ typedef struct out_stream {
     size_t tail_len;
 } out_stream;
 
+/* Writes all n bytes to fd, under one lock for the whole process: lines
+ * that several threads write (an agent's calls to hvdd beside its
+ * workers' output, relay.h) never mix. 0, or -1 when the fd broke. */
+int out_write(int fd, const void *data, size_t n);
+
 void out_sink_init(out_sink *s, int fd);
 /* Buffers n bytes (written at once when memory runs out). */
 void out_sink_add(out_sink *s, const char *p, size_t n);

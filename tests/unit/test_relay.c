@@ -1,0 +1,169 @@
+/* relay.c, hvdrun-ssh's end of the agents' calls: what an agent may not
+ * ask is answered "refused" without reaching hvdd, every answer carries
+ * its call's id to the host and generation that asked, a call that
+ * cannot reach hvdd says so, and closing with a call in flight is safe. */
+#include <jansson.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "hvdd_client.h"
+#include "relay.h"
+#include "unit.h"
+
+static relay *r;
+
+static void
+setup(void)
+{
+    /* port 1: nothing listens, so a call that goes out fails to connect */
+    ck_assert_ptr_nonnull(r = relay_new("127.0.0.1", 1, "token"));
+}
+
+static void
+teardown(void)
+{
+    relay_close(r);
+}
+
+/* The next answer, waited for up to 15 s: its JSON (the caller decrefs),
+ * host and gen. */
+static json_t *
+next_answer(int *host, unsigned *gen)
+{
+    char *line = NULL;
+    json_t *a;
+
+    for (int i = 0; i < 150 && !relay_take(r, host, gen, &line); i++) {
+        struct pollfd p = {relay_fd(r), POLLIN, 0};
+        poll(&p, 1, 100);
+    }
+    ck_assert_ptr_nonnull(line);
+    ck_assert_int_eq(strncmp(line, "answer ", 7), 0);
+    ck_assert_int_eq(line[strlen(line) - 1], '\n');
+    ck_assert_ptr_nonnull(a = json_loads(line + 7, 0, NULL));
+    free(line);
+    return a;
+}
+
+static void
+refused(const char *call, json_int_t id, int want_code)
+{
+    int host = -1;
+    unsigned gen = 0;
+    json_t *a;
+
+    relay_call(r, 3, 7, call);
+    a = next_answer(&host, &gen);
+    ck_assert_int_eq(host, 3);
+    ck_assert_uint_eq(gen, 7);
+    ck_assert_int_eq(json_integer_value(json_object_get(a, "id")), id);
+    ck_assert_int_eq(json_integer_value(json_object_get(a, "code")), want_code);
+    ck_assert_ptr_nonnull(
+        strstr(json_string_value(json_object_get(a, "error")), "refused"));
+    json_decref(a);
+}
+
+START_TEST(what_an_agent_may_not_ask_is_refused)
+{
+    refused("not json", 0, HVDD_EINVAL);
+    refused("[1,2]", 0, HVDD_EINVAL);
+    refused("{\"op\":\"post\",\"what\":\"agent\",\"body\":{}}", 0, HVDD_EINVAL);
+    refused("{\"id\":5,\"op\":\"post\",\"what\":\"abort\",\"body\":{}}", 5,
+            HVDD_EINVAL);
+    refused("{\"id\":6,\"op\":\"post\",\"what\":\"../v1/agent\",\"body\":{}}",
+            6, HVDD_EINVAL);
+    refused("{\"id\":7,\"op\":\"post\",\"what\":\"agent\"}", 7, HVDD_EINVAL);
+    refused("{\"id\":8,\"op\":\"delete\",\"key\":\"k\"}", 8, HVDD_EINVAL);
+    refused("{\"id\":9,\"op\":\"get\",\"key\":\"a/b\"}", 9, HVDD_EINVAL);
+    refused("{\"id\":10,\"op\":\"get\"}", 10, HVDD_EINVAL);
+    refused("{\"id\":11,\"op\":\"put\",\"key\":\"k\"}", 11, HVDD_EINVAL);
+    refused("{\"id\":12,\"id\":13,\"op\":\"get\",\"key\":\"k\"}", 0,
+            HVDD_EINVAL);
+}
+END_TEST
+
+START_TEST(a_call_that_cannot_reach_hvdd_says_so)
+{
+    int host = -1;
+    unsigned gen = 0;
+    json_t *a;
+
+    relay_call(r, 0, 2,
+               "{\"id\":42,\"op\":\"post\",\"what\":\"agent/heartbeat\","
+               "\"timeout\":1000,\"deadline\":0,\"body\":{\"host\":\"h\"}}");
+    a = next_answer(&host, &gen);
+    ck_assert_int_eq(host, 0);
+    ck_assert_uint_eq(gen, 2);
+    ck_assert_int_eq(json_integer_value(json_object_get(a, "id")), 42);
+    ck_assert_int_eq(json_integer_value(json_object_get(a, "code")),
+                     HVDD_ECONNECT);
+    ck_assert_ptr_nonnull(json_string_value(json_object_get(a, "error")));
+    ck_assert_ptr_null(json_object_get(a, "body"));
+    json_decref(a);
+}
+END_TEST
+
+START_TEST(answers_go_to_the_host_and_generation_that_asked)
+{
+    int seen[3] = {0};
+
+    for (int i = 0; i < 3; i++) {
+        char call[200];
+        snprintf(call, sizeof(call),
+                 "{\"id\":%d,\"op\":\"get\",\"key\":\"k\",\"wait\":0,"
+                 "\"deadline\":0}",
+                 100 + i);
+        relay_call(r, i, (unsigned)(10 + i), call);
+    }
+    for (int k = 0; k < 3; k++) {
+        int host = -1;
+        unsigned gen = 0;
+        json_t *a = next_answer(&host, &gen);
+        json_int_t id = json_integer_value(json_object_get(a, "id"));
+        ck_assert(host >= 0 && host < 3);
+        ck_assert_int_eq(id, 100 + host);
+        ck_assert_uint_eq(gen, (unsigned)(10 + host));
+        seen[host]++;
+        json_decref(a);
+    }
+    ck_assert(seen[0] == 1 && seen[1] == 1 && seen[2] == 1);
+}
+END_TEST
+
+START_TEST(closing_with_calls_in_flight)
+{
+    relay *other = relay_new("127.0.0.1", 1, "token");
+
+    ck_assert_ptr_nonnull(other);
+    for (int i = 0; i < 20; i++)
+        relay_call(other, 0, 1,
+                   "{\"id\":1,\"op\":\"post\",\"what\":\"exit\","
+                   "\"deadline\":0.2,\"body\":{}}");
+    relay_close(other); /* the calls end by themselves, their answers
+                           dropped: nothing to see but no crash */
+    {
+        struct timespec t = {0, 400 * 1000 * 1000};
+        nanosleep(&t, NULL);
+    }
+}
+END_TEST
+
+static Suite *
+suite(void)
+{
+    Suite *s = suite_create("relay");
+    TCase *tc = tcase_create("core");
+
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 30);
+    ADD(tc, what_an_agent_may_not_ask_is_refused);
+    ADD(tc, a_call_that_cannot_reach_hvdd_says_so);
+    ADD(tc, answers_go_to_the_host_and_generation_that_asked);
+    ADD(tc, closing_with_calls_in_flight);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+UNIT_MAIN(suite)
