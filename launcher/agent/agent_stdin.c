@@ -149,6 +149,7 @@ run(void *arg)
             ssize_t n = read(d->in, buf, sizeof(buf));
             if (n < 0 && (errno == EINTR || errno == EAGAIN))
                 continue;
+            /* (out of memory to hold it: no way on, as if it ended) */
             if (n <= 0 || add(&d->got, buf, (size_t)n) != 0)
                 ended(d);
             sort_lines(d);
@@ -156,6 +157,7 @@ run(void *arg)
         if (p[1].revents & (POLLERR | POLLHUP))
             d->ahead.off = d->ahead.len = 0; /* nobody reads fd 0 */
         flush_ahead(d);
+        sort_lines(d); /* what waited for room ahead */
     }
     if (!d->eof)
         ended(d);

@@ -166,12 +166,13 @@ control_in(char *line, size_t len)
 {
     size_t pre = strlen(HVDRUN_CONTROL);
     char *cr = memrchr(line, '\r', len);
-    char *at = cr ? cr + 1 : line;
 
-    return (size_t)(line + len - at) >= pre &&
-                   memcmp(at, HVDRUN_CONTROL, pre) == 0
-               ? at
-               : NULL;
+    if (len >= pre && memcmp(line, HVDRUN_CONTROL, pre) == 0)
+        return line; /* (its own text may hold a '\r') */
+    if (cr && (size_t)(line + len - (cr + 1)) >= pre &&
+        memcmp(cr + 1, HVDRUN_CONTROL, pre) == 0)
+        return cr + 1;
+    return NULL;
 }
 
 static void
@@ -217,8 +218,16 @@ feed(fleet *j, host_run *h, int stream, const char *data, size_t n)
         b->len -= len + 1;
     }
     if (b->len > LINE_LIMIT) { /* a line without end: pass it on in parts */
-        emit_line(j, h, stream, b->p, b->len);
-        b->len = 0;
+        /* up to its last '\r' if it has one: a progress bar's segments
+         * end there, and an agent's call may be on its way after them */
+        char *cr = memrchr(b->p, '\r', b->len);
+        size_t cut = cr ? (size_t)(cr - b->p) + 1 : b->len;
+        char keep = b->p[cut < b->len ? cut : 0];
+        emit_line(j, h, stream, b->p, cut);
+        if (cut < b->len)
+            b->p[cut] = keep; /* (emit_line may end the line with a NUL) */
+        memmove(b->p, b->p + cut, b->len - cut);
+        b->len -= cut;
     }
 }
 

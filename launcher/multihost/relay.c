@@ -15,11 +15,13 @@
 #include "hvdd_client.h"
 
 /* Calls at once, per agent (each makes at most three: its NIC choice,
- * its heartbeat, its workers' ends) and over all; more are refused. */
-#define RELAY_HOST_CALLS 16
+ * its heartbeat, its workers' ends) and over all; more are refused.
+ * (hvdd lets one address hold 4 connections per rank beside the ranks'
+ * own: these all come from hvdrun-ssh's.) */
+#define RELAY_HOST_CALLS 4
 #define RELAY_MAX_CALLS 4096
 /* How deep a call's JSON may nest: the agents' go 3 deep, and the
- * client's json_dumps recurses on a relay thread's stack. */
+ * client's json_dumps recurses on a relay thread's small stack. */
 #define RELAY_MAX_DEPTH 8
 #define RELAY_MAX_WAIT_MS 600000L
 /* A call's thread: the client and libcurl, no more */
@@ -275,52 +277,48 @@ is_route(const char *what)
     return 0;
 }
 
-/* How deep v nests (a scalar: 0), counted no further than past the
- * limit. */
+/* 1 when v nests no deeper than `left` levels (a scalar: 0 levels);
+ * the recursion goes no deeper than that either. */
 static int
-depth(json_t *v)
+shallow(json_t *v, int left)
 {
-    int most = 0;
+    const char *k;
+    json_t *e;
+    size_t i;
 
+    if (!json_is_object(v) && !json_is_array(v))
+        return 1;
+    if (left == 0)
+        return 0;
     if (json_is_object(v)) {
-        const char *k;
-        json_t *e;
-        json_object_foreach(v, k, e)
-        {
-            int d = depth(e);
-            most = d > most ? d : most;
-            if (most > RELAY_MAX_DEPTH)
-                break;
-        }
-        return most + 1;
+        json_object_foreach(v, k, e) if (!shallow(e, left - 1)) return 0;
+    } else {
+        json_array_foreach(v, i, e) if (!shallow(e, left - 1)) return 0;
     }
-    if (json_is_array(v)) {
-        size_t i;
-        json_t *e;
-        json_array_foreach(v, i, e)
-        {
-            int d = depth(e);
-            most = d > most ? d : most;
-            if (most > RELAY_MAX_DEPTH)
-                break;
-        }
-        return most + 1;
-    }
-    return 0;
+    return 1;
+}
+
+/* A string of the agent's, without a NUL inside (NULL: none). */
+static const char *
+text_of(json_t *o, const char *name)
+{
+    json_t *v = json_object_get(o, name);
+    const char *t = json_string_value(v);
+
+    return t && strlen(t) == json_string_length(v) ? t : NULL;
 }
 
 /* Fills c from the agent's JSON; NULL, or why it is refused. */
 static const char *
 parse(call *c, json_t *o)
 {
-    const char *op = json_string_value(json_object_get(o, "op"));
-    const char *what = json_string_value(json_object_get(o, "what"));
-    const char *key = json_string_value(json_object_get(o, "key"));
+    const char *op = text_of(o, "op"), *what = text_of(o, "what");
+    const char *key = text_of(o, "key");
     json_t *deadline = json_object_get(o, "deadline");
 
     c->deadline = json_is_number(deadline) ? json_number_value(deadline) : 5;
     c->deadline = c->deadline < 0 ? 0 : c->deadline > 600 ? 600 : c->deadline;
-    if (depth(o) > RELAY_MAX_DEPTH)
+    if (!shallow(o, RELAY_MAX_DEPTH))
         return "nested too deep";
     if (op && strcmp(op, "post") == 0) {
         json_t *body = json_object_get(o, "body");
@@ -333,6 +331,8 @@ parse(call *c, json_t *o)
         c->body = json_incref(body);
         c->want = json_is_true(json_object_get(o, "want"));
         c->timeout_ms = bounded(json_object_get(o, "timeout"), 30000);
+        if (c->timeout_ms < 1) /* (0 is no timeout to libcurl) */
+            c->timeout_ms = 1;
         return NULL;
     }
     if (op == NULL || (strcmp(op, "put") && strcmp(op, "get")))
@@ -418,7 +418,7 @@ void
 relay_call(relay *r, int host, unsigned gen, const char *json)
 {
     json_t *o = json_loads(json, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, NULL);
-    call *c = calloc(1, sizeof(*c));
+    call *c = calloc(1, sizeof(*c)), none = {0};
     const char *why =
         c == NULL ? "out of memory"
         : !json_is_object(o) || !json_is_integer(json_object_get(o, "id"))
@@ -441,11 +441,12 @@ relay_call(relay *r, int host, unsigned gen, const char *json)
         code = HVDD_EREFUSED;
     }
     /* refused here, without reaching hvdd */
-    if (c) {
-        char text[128];
-        snprintf(text, sizeof(text), "hvdrun refused the call: %s", why);
-        push(r, host, gen, answer_line(c, code, text, NULL, NULL));
+    char text[128];
+    if (c == NULL && json_is_object(o)) /* still its id, for its answer */
+        none.id = json_integer_value(json_object_get(o, "id"));
+    snprintf(text, sizeof(text), "hvdrun refused the call: %s", why);
+    push(r, host, gen, answer_line(c ? c : &none, code, text, NULL, NULL));
+    if (c)
         call_free(c);
-    }
     json_decref(o);
 }

@@ -157,7 +157,8 @@ done
 # a progress bar's last segment ends with '\r' alone: the agent's next
 # line, its call to hvdd with that worker's end, follows on the same line
 # and must still reach hvdrun as a call, not the terminal
-hvd -H "$H" sh -c 'printf "step 1/2\rstep 2/2\r"'
+# (the sleep: the bar goes out before the worker's end is reported)
+hvd -H "$H" sh -c 'printf "step 1/2\rstep 2/2\r"; sleep 1'
 check "a progress bar's last '\\r': exit 0" [ "$RC" -eq 0 ]
 check "a progress bar's last '\\r': no agent's call on the terminal" \
     bash -c "! grep -q '@hvd' '$TMP/out'"

@@ -84,6 +84,58 @@ START_TEST(what_an_agent_may_not_ask_is_refused)
 }
 END_TEST
 
+START_TEST(deep_json_a_nul_in_a_route_and_no_host_are_refused)
+{
+    int host = 0;
+    unsigned gen = 0;
+    json_t *a;
+
+    /* 9 levels inside the call: the body's arrays */
+    refused("{\"id\":20,\"op\":\"post\",\"what\":\"agent\","
+            "\"body\":{\"x\":[[[[[[[[1]]]]]]]]}}",
+            20, HVDD_EINVAL);
+    refused("{\"id\":21,\"op\":\"post\",\"what\":\"agent\\u0000x\","
+            "\"body\":{}}",
+            21, HVDD_EINVAL);
+    relay_call(r, -1, 1, "{\"id\":22,\"op\":\"get\",\"key\":\"k\"}");
+    a = next_answer(&host, &gen);
+    ck_assert_int_eq(host, -1); /* (the fleet drops it: no such host) */
+    ck_assert_int_eq(json_integer_value(json_object_get(a, "code")),
+                     HVDD_EINVAL);
+    json_decref(a);
+}
+END_TEST
+
+START_TEST(an_agent_has_at_most_four_calls_at_once)
+{
+    const char *held = "{\"id\":30,\"op\":\"put\",\"key\":\"k\","
+                       "\"data\":\"v\",\"deadline\":3}";
+    int host = -1, refusals = 0, failures = 0;
+    unsigned gen = 0;
+
+    /* each retries connecting for 3 s: four are held, the fifth refused,
+     * and another agent's call still goes */
+    for (int i = 0; i < 5; i++)
+        relay_call(r, 0, 1, held);
+    relay_call(r, 1, 1, held);
+    for (int k = 0; k < 6; k++) {
+        json_t *a = next_answer(&host, &gen);
+        int code = (int)json_integer_value(json_object_get(a, "code"));
+        if (code == HVDD_EREFUSED) {
+            refusals++;
+            ck_assert_int_eq(host, 0);
+            ck_assert_int_eq(k, 0); /* at once, before any held call ends */
+        } else {
+            ck_assert_int_eq(code, HVDD_ECONNECT);
+            failures++;
+        }
+        json_decref(a);
+    }
+    ck_assert_int_eq(refusals, 1);
+    ck_assert_int_eq(failures, 5);
+}
+END_TEST
+
 START_TEST(a_call_that_cannot_reach_hvdd_says_so)
 {
     int host = -1;
@@ -137,12 +189,13 @@ START_TEST(closing_with_calls_in_flight)
     relay *other = relay_new("127.0.0.1", 1, "token");
 
     ck_assert_ptr_nonnull(other);
-    for (int i = 0; i < 20; i++)
-        relay_call(other, 0, 1,
+    for (int i = 0; i < 4; i++)
+        relay_call(other, i, 1,
                    "{\"id\":1,\"op\":\"post\",\"what\":\"exit\","
                    "\"deadline\":0.2,\"body\":{}}");
     relay_close(other); /* the calls end by themselves, their answers
-                           dropped: nothing to see but no crash */
+                           dropped: nothing to see but no crash (the
+                           sanitizer builds see a use after free) */
     {
         struct timespec t = {0, 400 * 1000 * 1000};
         nanosleep(&t, NULL);
@@ -159,6 +212,8 @@ suite(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_set_timeout(tc, 30);
     ADD(tc, what_an_agent_may_not_ask_is_refused);
+    ADD(tc, deep_json_a_nul_in_a_route_and_no_host_are_refused);
+    ADD(tc, an_agent_has_at_most_four_calls_at_once);
     ADD(tc, a_call_that_cannot_reach_hvdd_says_so);
     ADD(tc, answers_go_to_the_host_and_generation_that_asked);
     ADD(tc, closing_with_calls_in_flight);
