@@ -18,7 +18,6 @@ int
 fleet_elastic_init(fleet *j)
 {
     fleet_elastic *e = &j->el;
-    const char *addr = j->spec->rendezvous_addr;
 
     e->on = settings_elastic(j->s);
     if (!e->on)
@@ -29,10 +28,8 @@ fleet_elastic_init(fleet *j)
     e->timeout = cfg_values_double(&j->s->values, CFG_OPT_ELASTIC_TIMEOUT, 600);
     for (int r = 0; r < j->s->plan.size; r++)
         j->h[j->s->plan.slots[r].host].ranks++;
-    if (addr == NULL || strcmp(addr, "0.0.0.0") == 0 || strcmp(addr, "::") == 0)
-        addr = "127.0.0.1"; /* hvdd listens on every address */
-    e->hvdd =
-        hvdd_client_new(addr, j->spec->rendezvous_port, j->spec->token, 5.0);
+    e->hvdd = hvdd_client_new(fleet_hvdd_addr(j), j->spec->rendezvous_port,
+                              j->spec->token, 5.0);
     return e->hvdd && fleet_hosts_init(j) == 0 ? 0 : -1;
 }
 

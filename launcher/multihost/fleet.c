@@ -781,10 +781,8 @@ clear_progress(void *p)
     progress_clear(p);
 }
 
-/* Where this host reaches hvdd: its address, or loopback when it listens
- * on every address. */
-static const char *
-hvdd_local_addr(const fleet *j)
+const char *
+fleet_hvdd_addr(const fleet *j)
 {
     const char *addr = j->spec->rendezvous_addr;
 
@@ -819,7 +817,7 @@ setup(fleet *j)
     if (j->sigfd < 0 || hvdrun_links_begin() != 0)
         return -1;
     if (!j->spec->check_only &&
-        (j->relay = relay_new(hvdd_local_addr(j), j->spec->rendezvous_port,
+        (j->relay = relay_new(fleet_hvdd_addr(j), j->spec->rendezvous_port,
                               j->spec->token)) == NULL)
         return -1;
     j->links_begun = 1;

@@ -97,6 +97,9 @@ void fleet_stop_all(fleet *j, const char *why);
 /* When agents told to stop now are given up on: the kill grace their
  * workers get, and 5 s. */
 double fleet_stop_deadline(const fleet *j);
+/* Where this host reaches hvdd: its address, or loopback when it listens
+ * on every address. */
+const char *fleet_hvdd_addr(const fleet *j);
 /* Sends a control line to one host's agent, if it runs. */
 void fleet_tell(host_run *h, const char *line);
 
