@@ -559,7 +559,7 @@ static void
 wait_io(fleet *j)
 {
     struct pollfd p[5 + 2 * j->n];
-    int m = 0;
+    int m = 0, ms = 100;
 
     p[m++] = (struct pollfd){j->sigfd, POLLIN, 0};
     if (j->events_fd >= 0)
@@ -578,7 +578,10 @@ wait_io(fleet *j)
             if (fd >= 0)
                 p[m++] = (struct pollfd){fd, ev, 0};
         }
-    poll(p, m, 100);
+    for (int i = 0; i < j->n; i++)
+        if (j->h[i].link && !j->h[i].over && hvdrun_link_ready(j->h[i].link))
+            ms = 0; /* opened by another's poll: its brief goes now */
+    poll(p, m, ms);
     if (p[0].revents)
         on_signals(j);
     if (j->events_fd >= 0 && p[1].revents)

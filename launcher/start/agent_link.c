@@ -145,6 +145,12 @@ hvdrun_link_pollfd(const hvdrun_link *l, int stream, short *events)
     return l->way->pollfd(l, stream, events);
 }
 
+int
+hvdrun_link_ready(const hvdrun_link *l)
+{
+    return !l->open && l->way->ready && l->way->ready(l);
+}
+
 void
 hvdrun_link_keepalive(hvdrun_link *l)
 {

@@ -122,6 +122,12 @@ s_pollfd(const hvdrun_link *l, int stream, short *events)
 }
 
 static int
+s_ready(const hvdrun_link *l)
+{
+    return all_connected(of(l));
+}
+
+static int
 s_logging_in(const hvdrun_link *l)
 {
     (void)l;
@@ -169,6 +175,7 @@ static const link_way srun_way = {
     .write = s_write,
     .finish = s_finish,
     .pollfd = s_pollfd,
+    .ready = s_ready,
     .logging_in = s_logging_in,
     .step = s_step,
     .error = s_error,

@@ -75,6 +75,11 @@ int hvdrun_link_reap(hvdrun_link *l);
 int hvdrun_link_code(const hvdrun_link *l);
 /* The fd to poll for stream and its events, or -1. */
 int hvdrun_link_pollfd(const hvdrun_link *l, int stream, short *events);
+/* 1 when a link not yet open would open at its next advance without
+ * anything new to poll for: the caller must not sleep before it. Under
+ * srun every node's handshakes go through one step, so one node's
+ * advance can finish another's, already advanced in that turn. */
+int hvdrun_link_ready(const hvdrun_link *l);
 /* A dead network sends no FIN: SSH keepalives find it (a no-op for
  * pipes). */
 void hvdrun_link_keepalive(hvdrun_link *l);
