@@ -7,6 +7,8 @@
  * gone, so that srun's --kill-on-bad-exit ends the rest of the step. */
 #include <errno.h>
 #include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -83,7 +85,10 @@ dial(const char *addr, const char *port)
     fd = socket(res->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd >= 0) {
         struct timeval tv = {CONNECT_MS / 1000, 0};
+        int one = 1;
         setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+        /* the agent's calls and lines go at once (hvdrun's end too) */
+        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
         if (connect(fd, res->ai_addr, res->ai_addrlen) != 0) {
             close(fd);
             fd = -1;

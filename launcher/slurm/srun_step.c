@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <netinet/tcp.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -227,7 +228,12 @@ accept_new(srun_step *st)
            (fd = accept4(st->listen_fd, (struct sockaddr *)&a, &len,
                          SOCK_NONBLOCK | SOCK_CLOEXEC)) >= 0) {
         pending *p = &st->pend[st->npend];
+        int one = 1;
         len = sizeof(a);
+        /* an agent's answers and control lines are small writes that
+         * must go at once: Nagle's wait for the ACK of the previous one
+         * (delayed 40 ms) held a second answer to a node that long */
+        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
         if (srun_auth_hello(p->nonce, hello, sizeof(hello)) != 0 ||
             srun_auth_where(fd, 0, p->where, sizeof(p->where)) != 0 ||
             srun_auth_where(fd, 1, p->peer, sizeof(p->peer)) != 0 ||

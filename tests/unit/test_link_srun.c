@@ -5,10 +5,12 @@
  * without it a node's brief waited for the next unrelated event, up to
  * the loop's 100 ms. The nodes are the real hvdrun-srun-agent (with the
  * real hvdrun-agent behind it); srun's part is only its pid and pipes,
- * handed over as hvdrun hands them to hvdrun-ssh. */
+ * handed over as hvdrun hands them to hvdrun-ssh. The streams also go
+ * without Nagle's wait. */
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -165,6 +167,30 @@ START_TEST(a_node_finished_by_another_nodes_advance_is_ready)
 }
 END_TEST
 
+/* Every stream sends its small writes at once: without TCP_NODELAY a
+ * second answer to a node waited for the ACK of the first, which the
+ * node delays 40 ms. */
+START_TEST(the_streams_do_not_wait_to_fill_a_segment)
+{
+    struct pollfd p = {srun_step_pollfd(st), POLLIN, 0};
+
+    agents[0] = start_node(0);
+    for (int i = 0; i < 200 && !connected(0); i++) {
+        poll(&p, 1, 50);
+        hvdrun_link_advance(link0);
+    }
+    ck_assert_msg(connected(0), "node 0 never connected");
+    for (int k = 0; k < SRUN_STREAMS; k++) {
+        int on = 0;
+        socklen_t len = sizeof(on);
+        ck_assert_int_eq(getsockopt(srun_step_fd(st, 0, k), IPPROTO_TCP,
+                                    TCP_NODELAY, &on, &len),
+                         0);
+        ck_assert_int_ne(on, 0);
+    }
+}
+END_TEST
+
 static Suite *
 suite(void)
 {
@@ -174,6 +200,7 @@ suite(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_set_timeout(tc, 30);
     ADD(tc, a_node_finished_by_another_nodes_advance_is_ready);
+    ADD(tc, the_streams_do_not_wait_to_fill_a_segment);
     suite_add_tcase(s, tc);
     return s;
 }
