@@ -259,13 +259,14 @@ rendezvous_stop(rendezvous *rv)
     if (rv->events_fd >= 0)
         close(rv->events_fd);
     rv->lifeline_fd = rv->events_fd = -1;
-    if (rv->pid > 0 && waitpid(rv->pid, &status, WNOHANG) == 0) {
-        struct timespec ts = {0, 20 * 1000 * 1000};
-        nanosleep(&ts, NULL); /* stdout closed: exit is a moment away */
+    /* stdout closed: its exit is a moment away (asked every ms for up to
+     * 50: one sleep of 20 ms cost some Slurm jobs 20 ms at their end) */
+    for (int i = 0; rv->pid > 0 && i < 50; i++) {
+        struct timespec ms1 = {0, 1000 * 1000};
         if (waitpid(rv->pid, &status, WNOHANG) != 0)
             rv->pid = 0;
-    } else {
-        rv->pid = 0;
+        else
+            nanosleep(&ms1, NULL);
     }
     if (rv->pid > 0) {
         kill(rv->pid, SIGKILL);
