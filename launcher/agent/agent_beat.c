@@ -1,5 +1,6 @@
 #include "agent_beat.h"
 
+#include "agent_relay.h"
 #include "quiet_thread.h"
 
 #include <errno.h>
@@ -59,8 +60,8 @@ agent_beat_stop(agent_beat *b)
     pthread_mutex_unlock(&b->mu);
     if (b->running)
         pthread_join(b->thread, NULL);
-    if (b->c && b->every > 0)
-        hvdd_client_post(b->c, "agent/exit", host_body(b), 10000, NULL);
+    if (b->c && b->every > 0) /* (no answer to wait for: a report) */
+        agent_relay_tell("agent/exit", host_body(b), 10000, 5);
     hvdd_client_free(b->c);
     pthread_mutex_destroy(&b->mu);
     pthread_cond_destroy(&b->cv);

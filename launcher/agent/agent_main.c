@@ -84,12 +84,12 @@ say(const char *fmt, ...)
 
 /* Each worker's end goes to hvdd, so that its view of the job (GET
  * /v1/status, the launcher's summary) covers every program, not only
- * those that register. hvdd gone: stop trying, the launcher knows. */
+ * those that register. A report waits for no answer: the agent's end
+ * (and the job's) is not held up by hvdd's, and the launcher has every
+ * report made before it reads the job's end from hvdd. */
 typedef struct reporter {
-    hvdd_client *c;
     const char *host; /* this host's name in the plan */
-    int broken;
-    int said_failed; /* the launcher heard of this host's first failure */
+    int said_failed;  /* the launcher heard of this host's first failure */
 } reporter;
 
 static void
@@ -97,7 +97,6 @@ report_end(void *arg, int rank, int pid, int status)
 {
     reporter *rp = arg;
     int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    int r;
 
     /* at once, not at the agent's end: this host's other ranks may take
      * the whole grace to stop, and the job's failure is the first one */
@@ -105,21 +104,16 @@ report_end(void *arg, int rank, int pid, int status)
         rp->said_failed = 1;
         say("failed %d %d", rank, code);
     }
-    if (rp->c == NULL || rp->broken)
-        return;
-    r = hvdd_client_post(rp->c, "exit",
-                         json_pack("{si si si ss}", "rank", rank, "code", code,
-                                   "pid", pid, "host", rp->host),
-                         2000, NULL);
-    rp->broken = r == HVDD_ECONNECT || r == HVDD_ETIMEOUT;
+    agent_relay_tell("exit",
+                     json_pack("{si si si ss}", "rank", rank, "code", code,
+                               "pid", pid, "host", rp->host),
+                     2000, 1);
 }
 
 static int
 run_workers(hvdrun_brief *j, const agent_net *an)
 {
-    reporter rp = {.c = hvdd_client_new(j->rendezvous_addr, j->rendezvous_port,
-                                        j->token, 1),
-                   .host = j->hosts.hosts[j->host].name};
+    reporter rp = {.host = j->hosts.hosts[j->host].name};
     int first = cfg_plan_first_rank(&j->plan, j->host), n = 0, code, i;
     worker_net net = {an->master_addr,    an->master_port,    an->iface,
                       j->rendezvous_addr, j->rendezvous_port, j->token,
@@ -154,7 +148,6 @@ run_workers(hvdrun_brief *j, const agent_net *an)
         envp[i] = envlist_array(&envs[i]);
     }
     code = envs && i == n ? worker_group_run(&spec) : HVD_EXIT_LAUNCH;
-    hvdd_client_free(rp.c);
     for (i = 0; envs && i < n; i++)
         envlist_release(&envs[i]);
     free(envs);

@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "agent_relay.h"
 #include "hvd_numbers.h"
 #include "local_host.h"
 #include "hvd_clock.h"
@@ -228,32 +229,28 @@ probe(const char *addr, int port, char *id, size_t size)
         snprintf(id, size, "%.*s", (int)(sp - buf), buf);
 }
 
-/* Posts, retrying while hvdd holds the answer past its wait limit. */
+/* The end of a post that waits on hvdd (targets, decision), and again
+ * while hvdd holds it past its own wait limit, until end. */
 static int
-post_until(hvdd_client *c, const char *what, json_t *body, double end,
-           json_t **answer)
+post_end_until(hvdd_client *c, agent_call *k, const char *what, json_t *body,
+               double end, json_t **answer)
 {
-    int r;
+    int r = agent_post_end(c, k, answer);
 
-    do {
+    while (r == HVDD_ETIMEOUT && hvd_mono_now() < end)
         r = hvdd_client_post(c, what, json_incref(body), 60000, answer);
-    } while (r == HVDD_ETIMEOUT && hvd_mono_now() < end);
     json_decref(body);
     return r;
 }
 
-static int
-probe_next(hvdd_client *c, const char *host, double end)
+/* Probes the next host's addresses; results for agent/probes. */
+static json_t *
+probe_targets(json_t *t)
 {
-    json_t *t = NULL, *results, *addr;
+    json_t *results = json_array(), *addr;
     char id[80];
     size_t i;
-    int r = post_until(c, "agent/targets", json_pack("{ss}", "host", host), end,
-                       &t);
 
-    if (r != 0)
-        return r;
-    results = json_array();
     json_array_foreach(json_object_get(t, "addrs"), i, addr)
     {
         probe(json_string_value(addr),
@@ -263,10 +260,7 @@ probe_next(hvdd_client *c, const char *host, double end)
                               json_pack("{ss ss}", "addr",
                                         json_string_value(addr), "answer", id));
     }
-    json_decref(t);
-    return hvdd_client_post(
-        c, "agent/probes",
-        json_pack("{ss so}", "host", host, "results", results), 30000, NULL);
+    return results;
 }
 
 static int
@@ -280,22 +274,43 @@ copy_str(json_t *o, const char *name, char *out, size_t size)
     return 0;
 }
 
-/* Rank 0's host picks MASTER_PORT and publishes it in hvdd's store. */
+/* Rank 0's host picks MASTER_PORT and publishes it in hvdd's store, with
+ * its decision asked (the port unbound no longer than it must be); the
+ * others ask for it before they register. Either is waited for after the
+ * decision, beside the other calls. */
 static int
-master_port(hvdd_client *c, const hvdrun_brief *j, double end, int *port)
+rank0_host(const hvdrun_brief *j)
 {
-    char *v = NULL, text[16];
+    return j->plan.slots[0].host == j->host;
+}
+
+static agent_call *
+master_port_begin(hvdd_client *c, const hvdrun_brief *j, int *port)
+{
+    char text[16];
+
+    if (!rank0_host(j))
+        return agent_get_begin(c, "master_port", 30000);
+    *port = free_local_port();
+    snprintf(text, sizeof(text), "%d", *port);
+    return agent_put_begin(c, "master_port", text, strlen(text));
+}
+
+static int
+master_port_end(hvdd_client *c, agent_call *k, const hvdrun_brief *j,
+                double end, int *port)
+{
+    char *v = NULL;
     size_t len;
     int r;
 
-    if (j->plan.slots[0].host == j->host) {
-        *port = free_local_port();
-        snprintf(text, sizeof(text), "%d", *port);
-        return hvdd_client_put(c, "hvdrun", "master_port", text, strlen(text));
-    }
-    do {
+    if (rank0_host(j))
+        return agent_put_end(c, k);
+    r = agent_get_end(c, k, &v, &len);
+    while (r == HVDD_ENOTFOUND && hvd_mono_now() < end) {
+        free(v);
         r = hvdd_client_get(c, "hvdrun", "master_port", 30000, &v, &len);
-    } while (r == HVDD_ENOTFOUND && hvd_mono_now() < end);
+    }
     if (r == 0) {
         long p = 0;
         if (hvd_parse_long(v, 1, 65535, &p) != 0)
@@ -306,24 +321,54 @@ master_port(hvdd_client *c, const hvdrun_brief *j, double end, int *port)
     return r;
 }
 
+/* Registers and learns the next host's probe targets (one wait for both:
+ * hvdd holds the targets until every agent registered, this one too),
+ * probes them, and reports with the decision asked at once (held until
+ * every report is in). The registration answers first: when it fails,
+ * the targets are not waited for. */
 static int
 negotiate(hvdd_client *c, const hvdrun_brief *j, responder *rsp, agent_net *out,
-          double end)
+          double end, agent_call **mp)
 {
     const char *host = j->hosts.hosts[j->host].name;
-    json_t *d = NULL;
-    int r;
+    int multi = j->plan.nhosts > 1, r;
+    json_t *t = NULL, *d = NULL, *ask = json_pack("{ss}", "host", host);
+    agent_call *reg, *tg = NULL, *pr = NULL, *dc;
 
-    r = hvdd_client_post(c, "agent",
-                         json_pack("{ss ss si so}", "host", host, "id", rsp->id,
-                                   "probe_port", rsp->port, "interfaces",
-                                   interfaces()),
-                         30000, NULL);
-    if (r == 0 && j->plan.nhosts > 1)
-        r = probe_next(c, host, end);
-    if (r == 0)
-        r = post_until(c, "agent/decision", json_pack("{ss}", "host", host),
-                       end, &d);
+    if (!rank0_host(j))
+        *mp = master_port_begin(c, j, &out->master_port);
+    reg = agent_post_begin(c, "agent",
+                           json_pack("{ss ss si so}", "host", host, "id",
+                                     rsp->id, "probe_port", rsp->port,
+                                     "interfaces", interfaces()),
+                           30000, 0);
+    if (multi)
+        tg = agent_post_begin(c, "agent/targets", json_incref(ask), 60000, 1);
+    if ((r = agent_post_end(c, reg, NULL)) != 0) {
+        agent_call_drop(tg);
+        json_decref(ask);
+        return r;
+    }
+    if (multi && (r = post_end_until(c, tg, "agent/targets", json_incref(ask),
+                                     end, &t)) == 0)
+        pr = agent_post_begin(
+            c, "agent/probes",
+            json_pack("{ss so}", "host", host, "results", probe_targets(t)),
+            30000, 0);
+    json_decref(t);
+    if (r != 0) {
+        json_decref(ask);
+        return r;
+    }
+    dc = agent_post_begin(c, "agent/decision", json_incref(ask), 60000, 1);
+    if (rank0_host(j))
+        *mp = master_port_begin(c, j, &out->master_port);
+    if (multi && (r = agent_post_end(c, pr, NULL)) != 0) { /* (NULL: ENOMEM) */
+        agent_call_drop(dc);
+        json_decref(ask);
+        return r;
+    }
+    r = post_end_until(c, dc, "agent/decision", ask, end, &d);
     if (r == 0 && (copy_str(d, "iface", out->iface, sizeof(out->iface)) ||
                    copy_str(d, "addr", out->addr, sizeof(out->addr)) ||
                    copy_str(d, "master_addr", out->master_addr,
@@ -340,6 +385,7 @@ agent_nic_choose(hvdd_client *c, const hvdrun_brief *j, agent_net *out,
     responder rsp;
     double end =
         hvd_mono_now() + (j->start_timeout > 0 ? j->start_timeout : 30);
+    agent_call *mp = NULL;
     int r;
 
     memset(out, 0, sizeof(*out));
@@ -349,10 +395,12 @@ agent_nic_choose(hvdd_client *c, const hvdrun_brief *j, agent_net *out,
                  strerror(errno));
         return -1;
     }
-    r = negotiate(c, j, &rsp, out, end);
+    r = negotiate(c, j, &rsp, out, end, &mp);
     responder_stop(&rsp);
     if (r == 0)
-        r = master_port(c, j, end, &out->master_port);
+        r = master_port_end(c, mp, j, end, &out->master_port);
+    else
+        agent_call_drop(mp);
     if (r != 0) {
         snprintf(err, size, "%s", hvdd_client_error(c));
         return -1;

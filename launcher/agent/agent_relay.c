@@ -138,53 +138,90 @@ send_call(json_t *req)
     return r;
 }
 
-/* Sends req (taken) with a fresh id and waits for its answer: 0 with
- * *answer (the caller decrefs it), or a code with c->error said. */
-static int
-round_trip(hvdd_client *c, json_t *req, long wait_ms, json_t **answer)
-{
-    waiter w = {0};
-    struct timespec until;
-    int r = 0;
+/* A call sent, its answer not yet waited for. */
+struct agent_call {
+    waiter w;
+    hvdd_client *c;
+    long wait_ms;
+    int want;  /* a post's JSON answer is wanted */
+    int early; /* a code decided before it went (hvdrun gone) */
+};
 
+/* Sends req (taken) with a fresh id: the call to wait for with end().
+ * NULL when out of memory. */
+static agent_call *
+begin(hvdd_client *c, json_t *req, long wait_ms)
+{
+    agent_call *k = req ? calloc(1, sizeof(*k)) : NULL;
+
+    if (k == NULL) {
+        json_decref(req);
+        return NULL;
+    }
+    k->c = c;
+    k->wait_ms = wait_ms;
     pthread_once(&came_once, came_init);
     pthread_mutex_lock(&mu);
     if (gone) {
         pthread_mutex_unlock(&mu);
         json_decref(req);
-        return fail(c, HVDD_ECONNECT, "hvdrun is gone");
+        k->early = HVDD_ECONNECT;
+        return k;
     }
-    w.id = ++last_id;
-    w.next = waiting;
-    waiting = &w;
+    k->w.id = ++last_id;
+    k->w.next = waiting;
+    waiting = &k->w;
     pthread_mutex_unlock(&mu);
-    json_object_set_new(req, "id", json_integer(w.id));
+    json_object_set_new(req, "id", json_integer(k->w.id));
     json_object_set_new(req, "deadline", json_real(c->deadline));
     if (send_call(req) != 0)
         agent_relay_gone(); /* stdout broke: hvdrun is gone */
     json_decref(req);
+    return k;
+}
+
+/* Waits for k's answer (its own wait, the client's deadline and a grace,
+ * from now: a call begun early may wait longer) and frees k: 0 with *answer
+ * (the caller decrefs it), or a code with the client's error said. */
+static int
+round_trip(agent_call *k, json_t **answer)
+{
+    hvdd_client *c = k->c;
+    struct timespec until;
+    int r = 0;
+
+    *answer = NULL;
+    if (k->early) {
+        free(k);
+        return fail(c, HVDD_ECONNECT, "hvdrun is gone");
+    }
     clock_gettime(CLOCK_MONOTONIC, &until);
-    until.tv_sec += wait_ms / 1000 + (time_t)c->deadline + ANSWER_GRACE_S;
+    until.tv_sec += k->wait_ms / 1000 + (time_t)c->deadline + ANSWER_GRACE_S;
     pthread_mutex_lock(&mu);
-    while (w.answer == NULL && !gone && r == 0)
+    while (k->w.answer == NULL && !gone && r == 0)
         r = pthread_cond_timedwait(&came, &mu, &until);
-    unlink_waiter(&w);
+    unlink_waiter(&k->w);
     pthread_mutex_unlock(&mu);
-    if ((*answer = w.answer) != NULL)
+    *answer = k->w.answer;
+    free(k);
+    if (*answer != NULL)
         return 0;
     return r == ETIMEDOUT ? fail(c, HVDD_ETIMEOUT, "no answer from hvdrun")
                           : fail(c, HVDD_ECONNECT, "hvdrun is gone");
 }
 
-/* The answer's code, its error into c->error, and the answer kept in
- * *a for what it carries. */
+/* The answer's code, its error into the client's, and the answer kept in
+ * *a for what it carries. NULL k: out of memory. */
 static int
-call(hvdd_client *c, json_t *req, long wait_ms, json_t **a)
+end(hvdd_client *c, agent_call *k, json_t **a)
 {
-    int r = round_trip(c, req, wait_ms, a);
     json_t *code;
+    int r;
 
-    if (r != 0)
+    *a = NULL;
+    if (k == NULL)
+        return fail(c, HVDD_ENOMEM, "out of memory");
+    if ((r = round_trip(k, a)) != 0)
         return r;
     code = json_object_get(*a, "code");
     if (!json_is_integer(code))
@@ -197,20 +234,115 @@ call(hvdd_client *c, json_t *req, long wait_ms, json_t **a)
     return (int)json_integer_value(code);
 }
 
+void
+agent_call_drop(agent_call *k)
+{
+    if (k == NULL)
+        return;
+    pthread_mutex_lock(&mu);
+    unlink_waiter(&k->w);
+    pthread_mutex_unlock(&mu);
+    json_decref(k->w.answer);
+    free(k);
+}
+
+agent_call *
+agent_post_begin(hvdd_client *c, const char *what, json_t *j, long timeout_ms,
+                 int want)
+{
+    agent_call *k = begin(c,
+                          json_pack("{ss ss sI so sb}", "op", "post", "what",
+                                    what, "timeout", (json_int_t)timeout_ms,
+                                    "body", j, "want", want),
+                          timeout_ms);
+
+    if (k)
+        k->want = want;
+    return k;
+}
+
+int
+agent_post_end(hvdd_client *c, agent_call *k, json_t **answer)
+{
+    int want = k && k->want;
+    json_t *a;
+    int r = end(c, k, &a);
+
+    if (answer)
+        *answer =
+            r == 0 && want ? json_incref(json_object_get(a, "body")) : NULL;
+    json_decref(a);
+    return r;
+}
+
 int
 hvdd_client_post(hvdd_client *c, const char *what, json_t *j, long timeout_ms,
                  json_t **answer)
 {
-    json_t *a = NULL, *req = json_pack("{ss ss sI so sb}", "op", "post", "what",
-                                       what, "timeout", (json_int_t)timeout_ms,
-                                       "body", j, "want", answer != NULL);
-    int r;
+    return agent_post_end(
+        c, agent_post_begin(c, what, j, timeout_ms, answer != NULL), answer);
+}
 
-    if (req == NULL)
-        return fail(c, HVDD_ENOMEM, "out of memory");
-    r = call(c, req, timeout_ms, &a);
-    if (r == 0 && answer)
-        *answer = json_incref(json_object_get(a, "body"));
+void
+agent_relay_tell(const char *what, json_t *body, long timeout_ms,
+                 double deadline)
+{
+    json_t *req = json_pack("{ss ss sI so sb sf}", "op", "post", "what", what,
+                            "timeout", (json_int_t)timeout_ms, "body", body,
+                            "quiet", 1, "deadline", deadline);
+
+    pthread_mutex_lock(&mu);
+    if (req && !gone) /* (an id as every call has; nothing waits on it) */
+        json_object_set_new(req, "id", json_integer(++last_id));
+    pthread_mutex_unlock(&mu);
+    if (req && json_object_get(req, "id") && send_call(req) != 0)
+        agent_relay_gone();
+    json_decref(req);
+}
+
+agent_call *
+agent_put_begin(hvdd_client *c, const char *key, const char *data, size_t len)
+{
+    return begin(
+        c, json_pack("{ss ss ss%}", "op", "put", "key", key, "data", data, len),
+        0);
+}
+
+agent_call *
+agent_get_begin(hvdd_client *c, const char *key, int wait_ms)
+{
+    return begin(
+        c, json_pack("{ss ss si}", "op", "get", "key", key, "wait", wait_ms),
+        wait_ms > 0 ? wait_ms : 0);
+}
+
+int
+agent_put_end(hvdd_client *c, agent_call *k)
+{
+    json_t *a;
+    int r = end(c, k, &a);
+
+    json_decref(a);
+    return r;
+}
+
+int
+agent_get_end(hvdd_client *c, agent_call *k, char **data, size_t *len)
+{
+    json_t *a, *v;
+    int r = end(c, k, &a);
+
+    *data = NULL;
+    *len = 0;
+    v = json_object_get(a, "data");
+    if (r == 0 && !json_is_string(v))
+        r = fail(c, HVDD_EPROTO, "hvdrun's answer has no value");
+    if (r == 0 && (*data = malloc(json_string_length(v) + 1)) == NULL)
+        r = fail(c, HVDD_ENOMEM, "out of memory");
+    if (r == 0) { /* NUL-terminated past *len, as the client's */
+        *len = json_string_length(v);
+        memcpy(*data, json_string_value(v), *len + 1);
+    }
     json_decref(a);
     return r;
 }
@@ -229,44 +361,26 @@ int
 hvdd_client_put(hvdd_client *c, const char *scope, const char *key,
                 const void *data, size_t len)
 {
-    json_t *a = NULL, *req;
+    json_t *text = json_stringn(data, len);
     int r;
 
-    if ((r = hvdrun_scope(c, scope)) != 0)
-        return r;
-    req = json_pack("{ss ss ss%}", "op", "put", "key", key, "data",
-                    (const char *)data, len);
-    if (req == NULL)
-        return fail(c, HVDD_EINVAL, "a value that is not text");
-    r = call(c, req, 0, &a);
-    json_decref(a);
-    return r;
+    if ((r = hvdrun_scope(c, scope)) != 0 || text == NULL) {
+        json_decref(text);
+        return r ? r : fail(c, HVDD_EINVAL, "a value that is not text");
+    }
+    json_decref(text);
+    return agent_put_end(c, agent_put_begin(c, key, data, len));
 }
 
 int
 hvdd_client_get(hvdd_client *c, const char *scope, const char *key, int wait_ms,
                 char **data, size_t *len)
 {
-    json_t *a = NULL, *req, *v;
     int r;
 
     *data = NULL;
     *len = 0;
     if ((r = hvdrun_scope(c, scope)) != 0)
         return r;
-    req = json_pack("{ss ss si}", "op", "get", "key", key, "wait", wait_ms);
-    if (req == NULL)
-        return fail(c, HVDD_ENOMEM, "out of memory");
-    r = call(c, req, wait_ms > 0 ? wait_ms : 0, &a);
-    v = json_object_get(a, "data");
-    if (r == 0 && !json_is_string(v))
-        r = fail(c, HVDD_EPROTO, "hvdrun's answer has no value");
-    if (r == 0 && (*data = malloc(json_string_length(v) + 1)) == NULL)
-        r = fail(c, HVDD_ENOMEM, "out of memory");
-    if (r == 0) { /* NUL-terminated past *len, as the client's */
-        *len = json_string_length(v);
-        memcpy(*data, json_string_value(v), *len + 1);
-    }
-    json_decref(a);
-    return r;
+    return agent_get_end(c, agent_get_begin(c, key, wait_ms), data, len);
 }

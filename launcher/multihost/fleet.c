@@ -840,6 +840,11 @@ release(fleet *j)
     }
     free(j->h);
     srun_step_free(j->step); /* srun ends with its agents */
+    /* the agents' last reports (their workers' ends) reach hvdd before
+     * the summary reads it; they went out as the agents ended (a gone
+     * hvdd, its stdout closed, takes none) */
+    if (j->relay && j->events_fd >= 0)
+        (void)relay_settle(j->relay, 2000);
     relay_close(j->relay);
     out_sink_release(&j->sinks[0]);
     out_sink_release(&j->sinks[1]);

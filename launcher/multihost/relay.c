@@ -1,6 +1,7 @@
 /* The agents' calls to hvdd, made by hvdrun-ssh (relay.h): each in a
  * detached thread with its own client; the answers queue up for the
- * fleet's loop, woken through a pipe. */
+ * fleet's loop, woken through a pipe. Quiet calls (no answer wanted) queue
+ * per host and one thread of that host makes them in order. */
 #include "relay.h"
 
 #include <fcntl.h>
@@ -10,22 +11,36 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "hvdd_client.h"
 
-/* Calls at once, per agent (each makes at most three: its NIC choice,
- * its heartbeat, its workers' ends) and over all; more are refused.
- * (hvdd lets one address hold 4 connections per rank beside the ranks'
- * own: these all come from hvdrun-ssh's.) */
-#define RELAY_HOST_CALLS 4
+/* Answered calls at once, per agent (it makes at most four: three of its
+ * NIC choice together, and its heartbeat; one more for room) and over
+ * all; more are refused. With a host's quiet thread, 6 per host: hvdd
+ * lets one address hold 6 connections per rank beside the ranks' own,
+ * and these all come from hvdrun-ssh's. */
+#define RELAY_HOST_CALLS 5
 #define RELAY_MAX_CALLS 4096
+/* Quiet calls waiting, over all hosts (an agent sends one per worker's
+ * end and one at its own) */
+#define RELAY_MAX_QUIET 65536
 /* How deep a call's JSON may nest: the agents' go 3 deep, and the
  * client's json_dumps recurses on a relay thread's small stack. */
 #define RELAY_MAX_DEPTH 8
 #define RELAY_MAX_WAIT_MS 600000L
 /* A call's thread: the client and libcurl, no more */
 #define RELAY_STACK (256u << 10)
+
+typedef struct call call;
+
+/* What runs and waits for one host. */
+typedef struct host_calls {
+    int running;        /* answered calls, now */
+    call *quiet, *last; /* quiet calls waiting, in order */
+    int quiet_busy;     /* its quiet thread runs */
+} host_calls;
 
 typedef struct answer {
     struct answer *next;
@@ -36,11 +51,13 @@ typedef struct answer {
 
 struct relay {
     pthread_mutex_t mu;
-    int refs;      /* the owner's, until relay_close, and each call's */
-    int calls;     /* running */
-    int *per_host; /* running, per host (nhosts of them) */
+    int refs;         /* the owner's, until relay_close, and each call's */
+    int calls;        /* running */
+    host_calls *host; /* per host (nhosts of them) */
     int nhosts;
-    int closed; /* answers are dropped */
+    int quiet;              /* quiet calls waiting or running */
+    pthread_cond_t settled; /* quiet reached 0 (monotonic clock) */
+    int closed;             /* answers are dropped */
     answer *head, *tail;
     int wake[2]; /* a byte per queued answer */
     char *addr, *token;
@@ -48,7 +65,8 @@ struct relay {
 };
 
 /* One call, as the agent sent it (checked). */
-typedef struct call {
+struct call {
+    call *next; /* in its host's quiet queue */
     relay *r;
     int host;
     unsigned gen;
@@ -58,10 +76,11 @@ typedef struct call {
     json_t *body;    /* post */
     size_t len;      /* put: the data's bytes */
     int want;        /* post: the agent wants hvdd's JSON answer */
+    int quiet;       /* post: no answer at all (relay_settle waits) */
     char *data;      /* put */
     long timeout_ms; /* post: hvdd's; get: the wait */
     double deadline; /* s of connection retries */
-} call;
+};
 
 static const char *const routes[] = {
     "agent",           "agent/targets", "agent/probes", "agent/decision",
@@ -80,8 +99,9 @@ release(relay *r)
     }
     close(r->wake[0]);
     close(r->wake[1]);
+    pthread_cond_destroy(&r->settled);
     pthread_mutex_destroy(&r->mu);
-    free(r->per_host);
+    free(r->host);
     free(r->addr);
     free(r->token);
     free(r);
@@ -110,6 +130,11 @@ relay_new(const char *addr, int port, const char *token)
         free(r);
         return NULL;
     }
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&r->settled, &ca);
+    pthread_condattr_destroy(&ca);
     pthread_mutex_init(&r->mu, NULL);
     r->refs = 1;
     r->port = port;
@@ -177,6 +202,27 @@ relay_take(relay *r, int *host, unsigned *gen, char **line)
     return 1;
 }
 
+int
+relay_settle(relay *r, int ms)
+{
+    struct timespec until;
+    int e = 0, left;
+
+    clock_gettime(CLOCK_MONOTONIC, &until);
+    until.tv_sec += ms / 1000;
+    until.tv_nsec += (long)(ms % 1000) * 1000000L;
+    if (until.tv_nsec >= 1000000000L) {
+        until.tv_sec++;
+        until.tv_nsec -= 1000000000L;
+    }
+    pthread_mutex_lock(&r->mu);
+    while (r->quiet > 0 && e == 0)
+        e = pthread_cond_timedwait(&r->settled, &r->mu, &until);
+    left = r->quiet;
+    pthread_mutex_unlock(&r->mu);
+    return left == 0 ? 0 : -1;
+}
+
 void
 relay_close(relay *r)
 {
@@ -218,11 +264,11 @@ call_free(call *c)
     free(c);
 }
 
-static void *
-run(void *arg)
+/* Makes c with a client of its own: its answer line (NULL when out of
+ * memory), and hvdd_client.h's code in *code. */
+static char *
+make(relay *r, call *c, int *code_out)
 {
-    call *c = arg;
-    relay *r = c->r;
     hvdd_client *cl = hvdd_client_new(r->addr, r->port, r->token, c->deadline);
     json_t *got = NULL, *text = NULL;
     char *data = NULL;
@@ -241,21 +287,79 @@ run(void *arg)
     }
     if (code == 0 && data && (text = json_stringn(data, len)) == NULL)
         code = HVDD_EPROTO; /* not text: the relay carries text only */
-    push(r, c->host, c->gen,
-         answer_line(c, code,
-                     code == HVDD_EPROTO && data ? "the value is not text"
-                     : cl                        ? hvdd_client_error(cl)
-                                                 : "out of memory",
-                     got, text));
+    char *line =
+        answer_line(c, code,
+                    code == HVDD_EPROTO && data ? "the value is not text"
+                    : cl                        ? hvdd_client_error(cl)
+                                                : "out of memory",
+                    got, text);
     json_decref(got);
     json_decref(text);
     free(data);
     hvdd_client_free(cl);
+    *code_out = code;
+    return line;
+}
+
+/* An answered call's thread. */
+static void *
+run(void *arg)
+{
+    call *c = arg;
+    relay *r = c->r;
+    int code;
+    char *line = make(r, c, &code);
+
+    /* its room first: the agent's next calls follow this answer */
     pthread_mutex_lock(&r->mu);
     r->calls--;
-    r->per_host[c->host]--;
+    r->host[c->host].running--;
     pthread_mutex_unlock(&r->mu);
+    push(r, c->host, c->gen, line);
     call_free(c);
+    unref(r);
+    return NULL;
+}
+
+/* The next quiet call of host (under mu), NULL when none waits; once the
+ * relay is closed, or hvdd out of reach, the rest are dropped (each would
+ * spend its deadline retrying). */
+static call *
+next_quiet(relay *r, int host, int drop)
+{
+    host_calls *h = &r->host[host];
+    call *c;
+
+    while ((c = h->quiet) != NULL) {
+        if ((h->quiet = c->next) == NULL)
+            h->last = NULL;
+        if (!r->closed && !drop)
+            return c;
+        r->quiet--;
+        call_free(c);
+    }
+    h->quiet_busy = 0;
+    return NULL;
+}
+
+/* A host's quiet calls, one after the other, in the order they came. */
+static void *
+run_quiet(void *arg)
+{
+    call *c = arg;
+    relay *r = c->r;
+    int host = c->host, code;
+
+    while (c) {
+        free(make(r, c, &code)); /* nobody waits for the answer */
+        call_free(c);
+        pthread_mutex_lock(&r->mu);
+        r->quiet--;
+        c = next_quiet(r, host, code == HVDD_ECONNECT);
+        if (r->quiet == 0)
+            pthread_cond_broadcast(&r->settled);
+        pthread_mutex_unlock(&r->mu);
+    }
     unref(r);
     return NULL;
 }
@@ -330,6 +434,7 @@ parse(call *c, json_t *o)
         snprintf(c->what, sizeof(c->what), "%s", what);
         c->body = json_incref(body);
         c->want = json_is_true(json_object_get(o, "want"));
+        c->quiet = json_is_true(json_object_get(o, "quiet"));
         c->timeout_ms = bounded(json_object_get(o, "timeout"), 30000);
         if (c->timeout_ms < 1) /* (0 is no timeout to libcurl) */
             c->timeout_ms = 1;
@@ -337,6 +442,8 @@ parse(call *c, json_t *o)
     }
     if (op == NULL || (strcmp(op, "put") && strcmp(op, "get")))
         return "an unknown op";
+    if (json_object_get(o, "quiet"))
+        return "only a post may be quiet";
     if (key == NULL || !key[0] || strlen(key) >= sizeof(c->what) ||
         strchr(key, '/'))
         return "a bad key";
@@ -363,52 +470,104 @@ host_slot(relay *r, int host)
 {
     if (host < r->nhosts)
         return 0;
-    int n = host + 16, *p = realloc(r->per_host, (size_t)n * sizeof(*p));
+    int n = host + 16;
+    host_calls *p = realloc(r->host, (size_t)n * sizeof(*p));
     if (p == NULL)
         return -1;
     memset(p + r->nhosts, 0, (size_t)(n - r->nhosts) * sizeof(*p));
-    r->per_host = p;
+    r->host = p;
     r->nhosts = n;
     return 0;
 }
 
-/* Starts c's thread; NULL, or why not (c untouched). */
-static const char *
-start(relay *r, call *c)
+/* A detached thread for fn(c), with no signal: hvdrun-ssh reads its own
+ * from a signalfd. 0, or an error number. */
+static int
+spawn(void *(*fn)(void *), call *c)
 {
     pthread_attr_t at;
     sigset_t all, old;
     pthread_t t;
     int e;
 
+    pthread_attr_init(&at);
+    pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+    pthread_attr_setstacksize(&at, RELAY_STACK);
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &old);
+    e = pthread_create(&t, &at, fn, c);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    pthread_attr_destroy(&at);
+    return e;
+}
+
+/* Queues a quiet call behind its host's, or starts the host's quiet
+ * thread with it; NULL, or why not (c untouched). */
+static const char *
+start_quiet(relay *r, call *c)
+{
+    host_calls *h;
+
+    pthread_mutex_lock(&r->mu);
+    if (host_slot(r, c->host) != 0) {
+        pthread_mutex_unlock(&r->mu);
+        return "out of memory";
+    }
+    if (r->quiet >= RELAY_MAX_QUIET) {
+        pthread_mutex_unlock(&r->mu);
+        return "too many calls at once";
+    }
+    r->quiet++;
+    h = &r->host[c->host];
+    if (h->quiet_busy) {
+        if (h->last)
+            h->last->next = c;
+        else
+            h->quiet = c;
+        h->last = c;
+        pthread_mutex_unlock(&r->mu);
+        return NULL;
+    }
+    h->quiet_busy = 1;
+    r->refs++;
+    pthread_mutex_unlock(&r->mu);
+    if (spawn(run_quiet, c) == 0)
+        return NULL;
+    pthread_mutex_lock(&r->mu);
+    r->quiet--;
+    r->refs--;
+    r->host[c->host].quiet_busy = 0; /* (its queue was empty) */
+    if (r->quiet == 0)
+        pthread_cond_broadcast(&r->settled);
+    pthread_mutex_unlock(&r->mu);
+    return "no thread for it";
+}
+
+/* Starts c's thread; NULL, or why not (c untouched). */
+static const char *
+start(relay *r, call *c)
+{
+    if (c->quiet)
+        return start_quiet(r, c);
     pthread_mutex_lock(&r->mu);
     if (host_slot(r, c->host) != 0) {
         pthread_mutex_unlock(&r->mu);
         return "out of memory";
     }
     if (r->calls >= RELAY_MAX_CALLS ||
-        r->per_host[c->host] >= RELAY_HOST_CALLS) {
+        r->host[c->host].running >= RELAY_HOST_CALLS) {
         pthread_mutex_unlock(&r->mu);
         return "too many calls at once";
     }
     r->calls++;
-    r->per_host[c->host]++;
+    r->host[c->host].running++;
     r->refs++;
     pthread_mutex_unlock(&r->mu);
-    pthread_attr_init(&at);
-    pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
-    pthread_attr_setstacksize(&at, RELAY_STACK);
-    /* no signal for it: hvdrun-ssh reads its own from a signalfd */
-    sigfillset(&all);
-    pthread_sigmask(SIG_BLOCK, &all, &old);
-    e = pthread_create(&t, &at, run, c);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-    pthread_attr_destroy(&at);
-    if (e == 0)
+    if (spawn(run, c) == 0)
         return NULL;
     pthread_mutex_lock(&r->mu);
     r->calls--;
-    r->per_host[c->host]--;
+    r->host[c->host].running--;
     r->refs--;
     pthread_mutex_unlock(&r->mu);
     return "no thread for it";

@@ -214,6 +214,26 @@ START_TEST(the_hvdrun_scope_of_the_store_and_no_other)
 }
 END_TEST
 
+START_TEST(a_report_goes_out_quiet_and_waits_for_nothing)
+{
+    json_t *c;
+
+    /* nobody answers: it returns at once all the same */
+    agent_relay_tell("exit", json_pack("{si}", "rank", 3), 2000, 1.5);
+    c = next_call();
+    ck_assert_ptr_nonnull(c);
+    ck_assert_str_eq(json_string_value(json_object_get(c, "op")), "post");
+    ck_assert_str_eq(json_string_value(json_object_get(c, "what")), "exit");
+    ck_assert(json_is_true(json_object_get(c, "quiet")));
+    ck_assert(json_is_integer(json_object_get(c, "id")));
+    ck_assert(json_real_value(json_object_get(c, "deadline")) == 1.5);
+    ck_assert_int_eq(
+        json_integer_value(json_object_get(json_object_get(c, "body"), "rank")),
+        3);
+    json_decref(c);
+}
+END_TEST
+
 START_TEST(a_launcher_gone_fails_every_call)
 {
     posting p = {.c = hvdd_client_new("10.0.0.1", 1, "t", 5)};
@@ -252,6 +272,7 @@ suite(void)
     ADD(tc, a_post_is_one_line_out_and_its_answer_back);
     ADD(tc, an_answers_code_and_error_are_the_calls);
     ADD(tc, the_hvdrun_scope_of_the_store_and_no_other);
+    ADD(tc, a_report_goes_out_quiet_and_waits_for_nothing);
     ADD(tc, a_launcher_gone_fails_every_call);
     suite_add_tcase(s, tc);
     return s;

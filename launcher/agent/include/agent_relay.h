@@ -6,6 +6,11 @@
 #ifndef HVD_AGENT_RELAY_H
 #define HVD_AGENT_RELAY_H
 
+#include <jansson.h>
+#include <stddef.h>
+
+#include "hvdd_client.h"
+
 /* The prefix of an answer line on stdin. */
 #define AGENT_RELAY_ANSWER "answer "
 
@@ -13,6 +18,32 @@
 void agent_relay_answer(const char *json);
 /* stdin ended (hvdrun is gone): every call fails, now and later. */
 void agent_relay_gone(void);
+
+/* A post that wants no answer (a report: a worker's end, the agent's
+ * own), body taken: it goes at once and the caller goes on. hvdrun makes
+ * a host's reports in order (timeout_ms each, deadline s of connection
+ * retries) and waits a while for them before it reads the job's end from
+ * hvdd; once one finds hvdd gone, the rest are dropped. */
+void agent_relay_tell(const char *what, json_t *body, long timeout_ms,
+                      double deadline);
+
+/* hvdd_client.h's post, put and get in two halves: a call goes out at
+ * its _begin and is waited for at its _end, so that calls that do not
+ * need each other's answers wait together (an agent's NIC choice: its
+ * registration with its targets, its probes with the decision). _end
+ * returns what the whole call returns (HVDD_ENOMEM for a NULL call) and
+ * frees the call; _drop frees one not waited for (its answer is dropped
+ * when it comes). The put and get are the "hvdrun" scope's. */
+typedef struct agent_call agent_call;
+agent_call *agent_post_begin(hvdd_client *c, const char *what, json_t *body,
+                             long timeout_ms, int want);
+int agent_post_end(hvdd_client *c, agent_call *k, json_t **answer);
+agent_call *agent_put_begin(hvdd_client *c, const char *key, const char *data,
+                            size_t len);
+int agent_put_end(hvdd_client *c, agent_call *k);
+agent_call *agent_get_begin(hvdd_client *c, const char *key, int wait_ms);
+int agent_get_end(hvdd_client *c, agent_call *k, char **data, size_t *len);
+void agent_call_drop(agent_call *k);
 
 /* From now on fd 0 is a pipe that a thread fills from the real stdin,
  * less the answers, which it hands to agent_relay_answer; at the real

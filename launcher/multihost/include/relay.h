@@ -12,9 +12,13 @@
  *
  * and hvdrun makes the call with its own hvdd client, in a thread of its
  * own (a call may wait on hvdd for a minute), C being what
- * hvdd_client.h's function returned. Only the agent's routes pass; a call
- * that is not one is answered HVDD_EINVAL without reaching hvdd. The
- * fleet's loop writes the answers: an agent's link belongs to it alone. */
+ * hvdd_client.h's function returned. A post with "quiet":true gets no
+ * answer once accepted (a refusal is answered as any): an agent's
+ * reports (its workers' ends, its own) need not hold it up. A host's
+ * quiet calls are made one after the other, in order. Only the
+ * agent's routes pass; a call that is not one is answered HVDD_EINVAL without
+ * reaching hvdd. The fleet's loop writes the answers: an agent's link belongs
+ * to it alone. */
 #ifndef HVD_RELAY_H
 #define HVD_RELAY_H
 
@@ -33,6 +37,10 @@ int relay_fd(const relay *r);
 /* The next answer: 1 with its host, gen and line ("answer {...}\n",
  * malloc'd: the caller frees it), 0 when none waits. */
 int relay_take(relay *r, int *host, unsigned *gen, char **line);
+
+/* Waits up to ms for every quiet call to be made (before what hvdd knows
+ * is read: the job's summary). 0, or -1 when some are still out. */
+int relay_settle(relay *r, int ms);
 
 /* No more answers are wanted: calls still running end by themselves (at
  * hvdd's answer, or its end), and the relay is freed after the last.
