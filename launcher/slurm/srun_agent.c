@@ -1,10 +1,11 @@
 /* hvdrun-srun-agent: what srun runs on each node (itself, or
  * through `hvdrun --agent-srun` with --remote-hvdrun).
- * It connects back to hvdrun three times (srun_step.h), gives the first
- * two connections to hvdrun-agent as its stdin/stdout and stderr, and
- * when the agent ends, sends its exit code on the third. It exits 0 once
- * hvdrun has taken the code ("bye"); with the code itself when hvdrun is
- * gone, so that srun's --kill-on-bad-exit ends the rest of the step. */
+ * It connects back to hvdrun three times (srun_step.h), makes the first
+ * two connections its stdin/stdout and stderr, runs the agent in this
+ * same process (agent_run.h: no second program start on the node), and
+ * then sends the agent's exit code on the third. It exits 0 once hvdrun
+ * has taken the code ("bye"); with the code itself when hvdrun is gone,
+ * so that srun's --kill-on-bad-exit ends the rest of the step. */
 #include <errno.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -18,6 +19,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "agent_run.h"
 #include "hvd_clock.h"
 #include "hvd_exit.h"
 #include "sibling.h"
@@ -167,33 +169,46 @@ connect_streams(char *addrs, const char *port, const char *secret, int fd[])
     return -1;
 }
 
-static int
-run_agent(int io, int err)
+/* Takes name out of the environment and wipes its entry where it was:
+ * /proc/PID/environ shows the environment this process started with, and
+ * the agent runs in this process for the whole job. */
+static void
+scrub_env(const char *name)
 {
-    char path[4200];
-    char *argv[] = {path, NULL};
-    pid_t pid;
+    char *value = getenv(name), *entry;
 
-    if (sibling_path("hvdrun-agent", path, sizeof(path)) != 0) {
-        say("cannot find '%s' beside hvdrun%s", "hvdrun-agent", "");
-        return -1;
-    }
-    if ((pid = fork()) < 0)
-        return -1;
-    if (pid == 0) {
-        signal(SIGTERM, SIG_DFL); /* the agent takes Slurm's signals */
-        signal(SIGINT, SIG_DFL);
-        signal(SIGHUP, SIG_DFL);
-        signal(SIGPIPE, SIG_DFL);
-        if (dup2(io, 0) < 0 || dup2(io, 1) < 0 || dup2(err, 2) < 0)
-            _exit(HVD_EXIT_LAUNCH);
-        execv(path, argv);
-        _exit(HVD_EXIT_NOTFOUND);
-    }
-    return (int)pid;
+    if (value == NULL)
+        return;
+    entry = value - strlen(name) - 1; /* "NAME=value" */
+    unsetenv(name);
+    explicit_bzero(entry, strlen(entry));
 }
 
-/* The agent's code to hvdrun; 1 when hvdrun took it. */
+/* The connections as the agent's stdio (the status one stays apart, not
+ * inherited by the workers). 0, or -1. */
+static int
+take_stdio(int fd[])
+{
+    if (dup2(fd[SRUN_STDIO], 0) < 0 || dup2(fd[SRUN_STDIO], 1) < 0 ||
+        dup2(fd[SRUN_STDERR], 2) < 0)
+        return -1;
+    close(fd[SRUN_STDIO]);
+    close(fd[SRUN_STDERR]);
+    return 0;
+}
+
+/* The agent is done: hvdrun sees both streams end (its stdin is still
+ * read by the agent's own thread, so the writing side is shut, not
+ * closed), then takes the code on the status connection. */
+static void
+end_stdio(void)
+{
+    fflush(stdout);
+    fflush(stderr);
+    shutdown(1, SHUT_WR);
+    shutdown(2, SHUT_WR);
+}
+
 static int
 report(int status_fd, int code)
 {
@@ -209,13 +224,13 @@ report(int status_fd, int code)
 }
 
 int
-main(void)
+main(int argc, char **argv)
 {
     const char *link = getenv("HVDRUN_SRUN_LINK");
     char secret[256], port[16], addrs[1024];
-    int fd[SRUN_STREAMS], status, code;
-    pid_t pid;
+    int fd[SRUN_STREAMS], code;
 
+    (void)argc;
     node_name = getenv("SLURMD_NODENAME") ? getenv("SLURMD_NODENAME") : "?";
     if (link == NULL || getenv("HVDRUN_SRUN_SECRET") == NULL ||
         sscanf(link, "%15s %1023s", port, addrs) != 2) {
@@ -232,25 +247,21 @@ main(void)
                  getenv("SLURM_SRUN_COMM_HOST"), rest);
     }
     snprintf(secret, sizeof(secret), "%s", getenv("HVDRUN_SRUN_SECRET"));
-    /* the agent and its workers do not inherit them */
-    unsetenv("HVDRUN_SRUN_SECRET");
-    unsetenv("HVDRUN_SRUN_LINK");
+    /* the workers do not inherit them, and the agent, this process for
+     * the whole job, does not show them */
+    scrub_env("HVDRUN_SRUN_SECRET");
+    scrub_env("HVDRUN_SRUN_LINK");
     if (connect_streams(addrs, port, secret, fd) != 0) {
         say("cannot reach hvdrun at port %s of %s", port, addrs);
         return HVD_EXIT_LAUNCH;
     }
     /* Slurm's signals (scancel) reach every process of the step: the
-     * agent stops its workers; this one waits to say how that ended */
-    signal(SIGTERM, SIG_IGN);
-    signal(SIGINT, SIG_IGN);
-    signal(SIGHUP, SIG_IGN);
-    signal(SIGPIPE, SIG_IGN);
-    if ((pid = run_agent(fd[SRUN_STDIO], fd[SRUN_STDERR])) < 0)
+     * agent stops its workers on SIGTERM and returns its code */
+    if (take_stdio(fd) != 0) {
+        say("%s%scannot take its connections as stdio", "", "");
         return HVD_EXIT_LAUNCH;
-    close(fd[SRUN_STDIO]);
-    close(fd[SRUN_STDERR]);
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-        ;
-    code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    }
+    code = agent_run(1, argv);
+    end_stdio();
     return report(fd[SRUN_STATUS], code) ? 0 : code;
 }

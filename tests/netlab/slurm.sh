@@ -128,8 +128,9 @@ check "held job: srun has the step's secret, not the job token" \
 printf '%s\n%s\n' "$token" "$secret" >"$TMP/token"
 in_argv=$(grep -l -a -F -f "$TMP/token" /proc/[0-9]*/cmdline 2>/dev/null | wc -l)
 check "neither the token nor the secret in any process's argv ($in_argv)" [ "$in_argv" -eq 0 ]
+# the agent runs in hvdrun-srun-agent's own process (its name cut to 15)
 agent=$(ip netns pids "${LAB}h1" | xargs -r ps -o pid=,comm= -p |
-    awk '$2 == "hvdrun-agent" {print $1; exit}')
+    awk '$2 == "hvdrun-srun-age" {print $1; exit}')
 no_secret() {
     [ -r "/proc/$1/environ" ] && ! grep -qz '^HVDRUN_SRUN_SECRET=' "/proc/$1/environ"
 }
