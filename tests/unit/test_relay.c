@@ -247,6 +247,20 @@ start_hvdd(int *port, int *stdin_fd)
     return pid;
 }
 
+/* Host 0's quiet report of rank's end. */
+static void
+quiet_exit(relay *q, int id, int rank, int code, int pid)
+{
+    char call[200];
+
+    snprintf(call, sizeof(call),
+             "{\"id\":%d,\"op\":\"post\",\"what\":\"exit\","
+             "\"quiet\":true,\"deadline\":2,\"body\":{\"rank\":%d,"
+             "\"code\":%d,\"pid\":%d,\"host\":\"h\"}}",
+             id, rank, code, pid);
+    relay_call(q, 0, 1, call);
+}
+
 START_TEST(quiet_calls_get_no_answer_and_are_settled)
 {
     int port, lifeline, host = -1;
@@ -259,25 +273,11 @@ START_TEST(quiet_calls_get_no_answer_and_are_settled)
 
     ck_assert_ptr_nonnull(q);
     ck_assert_ptr_nonnull(c);
-    for (int rank = 0; rank < 3; rank++) {
-        char call[200];
-        snprintf(call, sizeof(call),
-                 "{\"id\":%d,\"op\":\"post\",\"what\":\"exit\","
-                 "\"quiet\":true,\"deadline\":2,\"body\":{\"rank\":%d,"
-                 "\"code\":%d,\"pid\":%d,\"host\":\"h\"}}",
-                 rank + 1, rank, rank == 1 ? 3 : 0, 1000 + rank);
-        relay_call(q, 0, 1, call);
-    }
+    for (int rank = 0; rank < 3; rank++)
+        quiet_exit(q, rank + 1, rank, rank == 1 ? 3 : 0, 1000 + rank);
     /* a host's reports are made in order: the last of rank 2's stays */
-    for (int i = 0; i < 5; i++) {
-        char call[200];
-        snprintf(call, sizeof(call),
-                 "{\"id\":%d,\"op\":\"post\",\"what\":\"exit\","
-                 "\"quiet\":true,\"deadline\":2,\"body\":{\"rank\":2,"
-                 "\"code\":%d,\"pid\":1002,\"host\":\"h\"}}",
-                 10 + i, 11 + i);
-        relay_call(q, 0, 1, call);
-    }
+    for (int i = 0; i < 5; i++)
+        quiet_exit(q, 10 + i, 2, 11 + i, 1002);
     ck_assert_int_eq(relay_settle(q, 10000), 0);
     ck_assert_int_eq(relay_take(q, &host, &gen, &line), 0); /* no answer */
     ck_assert_int_eq(hvdd_client_status(c, &status), 0);
