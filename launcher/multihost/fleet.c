@@ -649,9 +649,14 @@ flush_output(fleet *j)
     out_sink_flush(&j->sinks[1]);
     if (!starting)
         return;
+    /* a host counts once its agent runs: their "ready" comes after the
+     * NIC choice, which waits for every host, so it would jump from none
+     * to all at the end */
     for (int i = 0; i < j->n; i++) {
-        ready += j->h[i].ready;
-        failed += j->h[i].error[0] != '\0';
+        host_run *h = &j->h[i];
+        ready += h->ready || (h->link && !h->over && !h->error[0] &&
+                              hvdrun_link_is_open(h->link));
+        failed += h->error[0] != '\0';
     }
     progress_update(&j->progress, ready, failed);
 }

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The start's progress line on 8 namespaced hosts: on a terminal
-# (script(1) gives hvdrun one) one line that counts the hosts ready and
-# failed, updated in place and erased once the job runs; nothing of it
-# when stderr is not a terminal. Needs root.
+# (script(1) gives hvdrun one) one line that counts the hosts whose agent
+# runs and those that failed, updated in place and erased once the job
+# runs; nothing of it when stderr is not a terminal. Needs root.
 . "$(dirname "$0")/../integration/lib.sh"
 export LAB_UP_HOSTS=8
 . "$(dirname "$0")/lab.sh"
