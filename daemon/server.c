@@ -152,13 +152,7 @@ timer_main(void *arg)
 
     pthread_mutex_lock(&s->mu);
     for (;;) {
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_nsec += 50 * 1000 * 1000;
-        if (ts.tv_nsec >= 1000000000L) {
-            ts.tv_sec++;
-            ts.tv_nsec -= 1000000000L;
-        }
+        struct timespec ts = hvd_clock_after(CLOCK_REALTIME, 0.05);
         if (!s->stopping)
             pthread_cond_timedwait(&s->wake, &s->mu, &ts);
         if (s->stopping) {

@@ -14,6 +14,7 @@
 
 #include "agent_brief.h"
 #include "agent_relay.h"
+#include "hvd_clock.h"
 #include "hvdd_client.h"
 #include "output.h"
 
@@ -195,8 +196,9 @@ round_trip(agent_call *k, json_t **answer)
         free(k);
         return fail(c, HVDD_ECONNECT, "hvdrun is gone");
     }
-    clock_gettime(CLOCK_MONOTONIC, &until);
-    until.tv_sec += k->wait_ms / 1000 + (time_t)c->deadline + ANSWER_GRACE_S;
+    until = hvd_clock_after(
+        CLOCK_MONOTONIC,
+        (double)(k->wait_ms / 1000 + (long)c->deadline + ANSWER_GRACE_S));
     pthread_mutex_lock(&mu);
     while (k->w.answer == NULL && !gone && r == 0)
         r = pthread_cond_timedwait(&came, &mu, &until);

@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "hvd_clock.h"
 #include "hvdd_client.h"
 
 /* Answered calls at once, per agent (it makes at most four: three of its
@@ -205,16 +206,9 @@ relay_take(relay *r, int *host, unsigned *gen, char **line)
 int
 relay_settle(relay *r, int ms)
 {
-    struct timespec until;
+    struct timespec until = hvd_clock_after(CLOCK_MONOTONIC, ms / 1000.0);
     int e = 0, left;
 
-    clock_gettime(CLOCK_MONOTONIC, &until);
-    until.tv_sec += ms / 1000;
-    until.tv_nsec += (long)(ms % 1000) * 1000000L;
-    if (until.tv_nsec >= 1000000000L) {
-        until.tv_sec++;
-        until.tv_nsec -= 1000000000L;
-    }
     pthread_mutex_lock(&r->mu);
     while (r->quiet > 0 && e == 0)
         e = pthread_cond_timedwait(&r->settled, &r->mu, &until);

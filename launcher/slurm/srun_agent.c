@@ -11,18 +11,15 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "agent_run.h"
 #include "hvd_clock.h"
 #include "hvd_exit.h"
-#include "sibling.h"
 #include "srun_auth.h"
 #include "srun_step.h"
 

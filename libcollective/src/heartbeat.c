@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "comm.h"
+#include "hvd_clock.h"
 
 struct heartbeat {
     pthread_t thread;
@@ -28,14 +29,7 @@ beat_main(void *arg)
 
     pthread_mutex_lock(&h->mu);
     while (!h->stop) {
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_sec += (time_t)h->interval;
-        ts.tv_nsec += (long)((h->interval - (double)(time_t)h->interval) * 1e9);
-        if (ts.tv_nsec >= 1000000000L) {
-            ts.tv_sec++;
-            ts.tv_nsec -= 1000000000L;
-        }
+        struct timespec ts = hvd_clock_after(CLOCK_REALTIME, h->interval);
         pthread_cond_timedwait(&h->stop_cv, &h->mu, &ts);
         if (h->stop)
             break;

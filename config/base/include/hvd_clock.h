@@ -15,4 +15,25 @@ hvd_mono_now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* The time on clock (CLOCK_MONOTONIC, or CLOCK_REALTIME for a condition
+ * variable left on its default clock) `seconds` from now, as
+ * pthread_cond_timedwait takes a deadline. */
+static inline struct timespec
+hvd_clock_after(clockid_t clock, double seconds)
+{
+    struct timespec ts;
+    time_t whole = (time_t)seconds;
+    long ns;
+
+    clock_gettime(clock, &ts);
+    ns = ts.tv_nsec + (long)((seconds - (double)whole) * 1e9 + 0.5);
+    ts.tv_sec += whole;
+    if (ns >= 1000000000L) {
+        ts.tv_sec++;
+        ns -= 1000000000L;
+    }
+    ts.tv_nsec = ns;
+    return ts;
+}
+
 #endif

@@ -26,6 +26,7 @@
 
 #include <openssl/rand.h>
 
+#include "hvd_clock.h"
 #include "ring_shake.h"
 #include "tcp_ring.h"
 
@@ -243,13 +244,7 @@ static void
 start(setup *s, tcp_ring *g, const char *what, char *err, size_t errlen)
 {
     *s = (setup){.g = g, .what = what, .err = err, .errlen = errlen};
-    clock_gettime(CLOCK_MONOTONIC, &s->deadline);
-    s->deadline.tv_sec += g->timeout_ms / 1000;
-    s->deadline.tv_nsec += g->timeout_ms % 1000 * 1000000L;
-    if (s->deadline.tv_nsec >= 1000000000L) {
-        s->deadline.tv_sec++;
-        s->deadline.tv_nsec -= 1000000000L;
-    }
+    s->deadline = hvd_clock_after(CLOCK_MONOTONIC, g->timeout_ms / 1000.0);
 }
 
 /* 1 when rank is neither g's rank nor a neighbour. */
