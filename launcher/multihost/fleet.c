@@ -580,7 +580,7 @@ wait_io(fleet *j)
         }
     for (int i = 0; i < j->n; i++)
         if (j->h[i].link && !j->h[i].over && hvdrun_link_ready(j->h[i].link))
-            ms = 0; /* opened by another's poll: its brief goes now */
+            ms = 0; /* its event was taken in by another call */
     poll(p, m, ms);
     if (p[0].revents)
         on_signals(j);

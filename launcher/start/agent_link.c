@@ -148,7 +148,7 @@ hvdrun_link_pollfd(const hvdrun_link *l, int stream, short *events)
 int
 hvdrun_link_ready(const hvdrun_link *l)
 {
-    return !l->open && l->way->ready && l->way->ready(l);
+    return !l->done && l->way->ready && l->way->ready(l);
 }
 
 void

@@ -124,7 +124,7 @@ s_pollfd(const hvdrun_link *l, int stream, short *events)
 static int
 s_ready(const hvdrun_link *l)
 {
-    return all_connected(of(l));
+    return !l->open && all_connected(of(l));
 }
 
 static int

@@ -58,6 +58,13 @@ s_pollfd(const hvdrun_link *l, int stream, short *events)
 }
 
 static int
+s_ready(const hvdrun_link *l)
+{
+    /* (once both EOFs are read, the fleet asks for the close at once) */
+    return l->open && !(l->eof[0] && l->eof[1]) && ssh_conn_buffered(of(l));
+}
+
+static int
 s_logging_in(const hvdrun_link *l)
 {
     return !of(l)->failed && of(l)->step < SSH_EXEC;
@@ -106,6 +113,7 @@ static const link_way ssh_way = {
     .write = s_write,
     .finish = s_finish,
     .pollfd = s_pollfd,
+    .ready = s_ready,
     .logging_in = s_logging_in,
     .step = s_step,
     .error = s_error,

@@ -21,9 +21,10 @@ typedef struct link_way {
     /* After both EOFs: 1 with *code set, 0 to ask again. */
     int (*finish)(hvdrun_link *l, int *code);
     int (*pollfd)(const hvdrun_link *l, int stream, short *events);
-    /* Optional: 1 when advance would open the link now, without a new
-     * event on its pollfd (what woke it was consumed for it by another
-     * link's call). */
+    /* Optional: 1 when the link would move on now without a new event
+     * on its pollfd, because another call consumed that event for it:
+     * a start that advance would open (srun), or input already taken
+     * off the socket (ssh). */
     int (*ready)(const hvdrun_link *l);
     int (*logging_in)(const hvdrun_link *l);
     const char *(*step)(const hvdrun_link *l);

@@ -318,6 +318,14 @@ ssh_conn_read(ssh_conn *c, int stream, char *buf, size_t n)
     return r;
 }
 
+int
+ssh_conn_buffered(const ssh_conn *c)
+{
+    /* (poll_channel_read with 1: data of either stream) */
+    return c->step == SSH_OPEN &&
+           (libssh2_poll_channel_read(c->ch, 1) || libssh2_channel_eof(c->ch));
+}
+
 ssize_t
 ssh_conn_write(ssh_conn *c, const char *buf, size_t n)
 {

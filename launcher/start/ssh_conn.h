@@ -62,6 +62,12 @@ short ssh_conn_events(const ssh_conn *c);
 /* Reads stdout (stream 0) or stderr (1) of the channel: > 0 bytes, 0 at
  * EOF, LIBSSH2_ERROR_EAGAIN, or another negative error. */
 ssize_t ssh_conn_read(ssh_conn *c, int stream, char *buf, size_t n);
+/* 1 when the channel has data or an EOF to read that poll cannot see:
+ * every libssh2 call that reads the socket (a read of either stream, a
+ * write, which first drains what came in) moves all that arrived into
+ * libssh2's queue, so one stream's data or the EOF can wait there with
+ * the socket empty. */
+int ssh_conn_buffered(const ssh_conn *c);
 /* Writes to the channel's stdin: bytes written, EAGAIN, or error. */
 ssize_t ssh_conn_write(ssh_conn *c, const char *buf, size_t n);
 /* Once both streams hit EOF: waits for the close without blocking;

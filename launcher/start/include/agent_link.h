@@ -75,10 +75,12 @@ int hvdrun_link_reap(hvdrun_link *l);
 int hvdrun_link_code(const hvdrun_link *l);
 /* The fd to poll for stream and its events, or -1. */
 int hvdrun_link_pollfd(const hvdrun_link *l, int stream, short *events);
-/* 1 when a link not yet open would open at its next advance without
+/* 1 when the link would move on at its next advance or read without
  * anything new to poll for: the caller must not sleep before it. Under
  * srun every node's handshakes go through one step, so one node's
- * advance can finish another's, already advanced in that turn. */
+ * advance can finish another's, already advanced in that turn; over
+ * SSH a read of one stream, or a write, takes in all that arrived, so
+ * the other stream's data, an EOF or the close can wait in libssh2. */
 int hvdrun_link_ready(const hvdrun_link *l);
 /* A dead network sends no FIN: SSH keepalives find it (a no-op for
  * pipes). */
