@@ -44,12 +44,7 @@ static int gone; /* stdin ended */
 static void
 came_init(void)
 {
-    pthread_condattr_t a;
-
-    pthread_condattr_init(&a);
-    pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
-    pthread_cond_init(&came, &a);
-    pthread_condattr_destroy(&a);
+    hvd_cond_init_monotonic(&came);
 }
 
 static int

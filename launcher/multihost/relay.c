@@ -131,11 +131,7 @@ relay_new(const char *addr, int port, const char *token)
         free(r);
         return NULL;
     }
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&r->settled, &ca);
-    pthread_condattr_destroy(&ca);
+    hvd_cond_init_monotonic(&r->settled);
     pthread_mutex_init(&r->mu, NULL);
     r->refs = 1;
     r->port = port;

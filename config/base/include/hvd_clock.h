@@ -4,6 +4,7 @@
 #ifndef HVD_CLOCK_H
 #define HVD_CLOCK_H
 
+#include <pthread.h>
 #include <time.h>
 
 static inline double
@@ -34,6 +35,22 @@ hvd_clock_after(clockid_t clock, double seconds)
     }
     ts.tv_nsec = ns;
     return ts;
+}
+
+/* A condition variable whose timed waits take deadlines on the monotonic
+ * clock (hvd_clock_after(CLOCK_MONOTONIC, ...)): a wall clock set back
+ * must not stretch a wait. 0 or an error number. */
+static inline int
+hvd_cond_init_monotonic(pthread_cond_t *cond)
+{
+    pthread_condattr_t a;
+    int r;
+
+    pthread_condattr_init(&a);
+    pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
+    r = pthread_cond_init(cond, &a);
+    pthread_condattr_destroy(&a);
+    return r;
 }
 
 #endif
