@@ -261,14 +261,14 @@ run(hvdd_opts *o)
 {
     char token[HVDD_TOKEN_LEN + 1], err[600];
     /* a job's own clients from one address: a few per rank (a host's
-     * ranks share its address), the calls hvdrun-ssh makes for every
-     * host's agent (up to 4 each, all from its one address), and
-     * standalone rendezvous of thousands on one host; any one address
-     * gets no more */
+     * ranks share its address), and standalone rendezvous of thousands
+     * on one host; any one address gets no more (hvdrun-ssh's calls, its
+     * agents' among them, take the channel, not HTTP) */
     unsigned per_addr = 6 * (o->size > 64 ? (unsigned)o->size : 64) + 64;
     hvdd_server_opts so = {.addr = o->addr,
                            .port = o->port,
                            .listen_fd = o->listen_fd,
+                           .channel_fd = o->channel_fd,
                            .allow = o->allow,
                            .max_conns = 16384,
                            .per_addr = per_addr,

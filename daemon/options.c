@@ -62,6 +62,14 @@ static const option_def table[] = {
      .arg = "FD",
      .wants = "a descriptor",
      .help = "serve this bound, listening socket (as hvdrun does)"},
+    {.name = "channel-fd",
+     .kind = K_INT,
+     .off = AT(channel_fd),
+     .min = 0,
+     .max = 65535,
+     .arg = "FD",
+     .wants = "a descriptor",
+     .help = "serve the launcher's channel on this socket (as hvdrun does)"},
     {.name = "hosts",
      .kind = K_STR,
      .off = AT(hosts),
@@ -311,6 +319,7 @@ hvdd_opts_parse(int argc, char **argv, hvdd_opts *o, int *done)
     memset(o, 0, sizeof(*o));
     snprintf(o->addr, sizeof(o->addr), "0.0.0.0");
     o->listen_fd = -1;
+    o->channel_fd = -1;
     *done = 0;
     getopt_tables(longs, shorts);
     while ((c = getopt_long(argc, argv, shorts, longs, NULL)) != -1) {

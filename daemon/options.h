@@ -8,7 +8,8 @@
 typedef struct hvdd_opts {
     char addr[64]; /* --listen's address; default 0.0.0.0 */
     int port;
-    int listen_fd; /* -1: none */
+    int listen_fd;  /* -1: none */
+    int channel_fd; /* the launcher's channel; -1: none */
     long size;
     const char *hosts;
     const char *token_file;

@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "channel.h"
 #include "gate.h"
 #include "hmap.h"
 #include "hvd_clock.h"
@@ -25,22 +26,6 @@
 #define HEADER_SECONDS 10.0
 /* Descriptors hvdd keeps for itself beside its connections. */
 #define OWN_FDS 128
-
-/* One request's state, kept across the handler's calls and across waits. */
-typedef struct conn {
-    struct MHD_Connection *mc;
-    char *body;
-    size_t len, cap;
-    int too_big;
-    int conn_state;
-    /* while held: */
-    int waiting;
-    int deadline_passed;
-    double deadline;
-    char event[KV_MAX_SCOPE + KV_MAX_KEY + 16];
-    struct conn *prev, *next;       /* every held request */
-    struct conn *ev_prev, *ev_next; /* those held for the same event */
-} conn;
 
 struct hvdd_server {
     struct MHD_Daemon *d;
@@ -57,9 +42,10 @@ struct hvdd_server {
     conn *held;    /* list of every held request */
     hmap by_event; /* event -> first conn held for it */
     int abort_told;
-    unsigned ticks;  /* of the timer, every 50 ms */
-    hvdd_gate *gate; /* the caps and the header deadline */
-    int spare_fd;    /* given up to accept (and drop) at the fd limit */
+    unsigned ticks;     /* of the timer, every 50 ms */
+    hvdd_gate *gate;    /* the caps and the header deadline */
+    int spare_fd;       /* given up to accept (and drop) at the fd limit */
+    hvdd_channel *chan; /* the launcher's, or NULL */
 };
 
 /* Lets go of a held request; MHD calls the handler again for it. */
@@ -84,7 +70,10 @@ release_held(hvdd_server *s, conn *c)
     if (c->ev_next)
         c->ev_next->ev_prev = c->ev_prev;
     c->prev = c->next = c->ev_prev = c->ev_next = NULL;
-    MHD_resume_connection(c->mc);
+    if (c->chan)
+        hvdd_channel_released(c->chan, c);
+    else if (c->mc)
+        MHD_resume_connection(c->mc);
 }
 
 static void
@@ -107,7 +96,8 @@ hold(hvdd_server *s, conn *c, const char *event, int wait_ms)
         head->ev_prev = c;
     hvdd_hmap_put(&s->by_event, c->event, c, NULL);
     /* Suspended under the same lock that guards every resume. */
-    MHD_suspend_connection(c->mc);
+    if (c->mc)
+        MHD_suspend_connection(c->mc);
 }
 
 static void
@@ -336,7 +326,6 @@ handler(void *cls, struct MHD_Connection *mc, const char *url,
     hvdd_server *s = cls;
     conn *c = *con_cls;
     hvdd_response rs = {0};
-    enum MHD_Result ok;
 
     (void)version;
     if (c == NULL)
@@ -349,40 +338,78 @@ handler(void *cls, struct MHD_Connection *mc, const char *url,
     }
     char host[INET6_ADDRSTRLEN + 8];
     hvdd_request rq = request_of(s, mc, c, url, method, host, sizeof(host));
+    if (hvdd_server_run(s, c, &rq, &rs))
+        return MHD_YES; /* held: MHD calls again once it is released */
+    return send_response(mc, &rs);
+}
+
+int
+hvdd_server_run(hvdd_server *s, conn *c, const hvdd_request *rq,
+                hvdd_response *rs)
+{
     pthread_mutex_lock(&s->mu);
     if (s->stopping) {
-        rs.status = 503;
-        rs.content_type = "text/plain";
-        rs.body = strdup("hvdd is stopping\n");
-        rs.len = rs.body ? strlen(rs.body) : 0;
+        rs->status = 503;
+        rs->content_type = "text/plain";
+        rs->body = strdup("hvdd is stopping\n");
+        rs->len = rs->body ? strlen(rs->body) : 0;
     } else {
-        hvdd_handle(s->st, &rq, &rs);
+        hvdd_handle(s->st, rq, rs);
     }
-    if (rs.notify[0])
-        notify(s, rs.notify);
+    if (rs->notify[0])
+        notify(s, rs->notify);
     check_abort(s);
     check_warning(s);
-    if (rs.wait_ms > 0 && !s->stopping) {
+    if (rs->wait_ms > 0 && !s->stopping) {
         if (s->st->debug && s->st->log) {
             char line[300];
-            snprintf(line, sizeof(line), "%.6f %s %.80s held for %.80s", rq.now,
-                     method, url, rs.wait_event);
+            snprintf(line, sizeof(line), "%.6f %s %.80s held for %.80s",
+                     rq->now, rq->method, rq->path, rs->wait_event);
             s->st->log(s->st->log_arg, line);
         }
-        hold(s, c, rs.wait_event, rs.wait_ms);
+        hold(s, c, rs->wait_event, rs->wait_ms);
         pthread_mutex_unlock(&s->mu);
-        free(rs.body);
-        return MHD_YES;
+        free(rs->body);
+        rs->body = NULL;
+        return 1;
     }
     if (s->st->debug && s->st->log) {
         char line[300];
-        snprintf(line, sizeof(line), "%.6f %s %s -> %d", rq.now, method, url,
-                 rs.status);
+        snprintf(line, sizeof(line), "%.6f %s %s -> %d", rq->now, rq->method,
+                 rq->path, rs->status);
         s->st->log(s->st->log_arg, line);
     }
     pthread_mutex_unlock(&s->mu);
-    ok = send_response(mc, &rs);
-    return ok;
+    return 0;
+}
+
+void
+hvdd_server_forget(hvdd_server *s, conn *c)
+{
+    pthread_mutex_lock(&s->mu);
+    if (c->waiting) {
+        c->chan = NULL; /* no one to tell */
+        release_held(s, c);
+    }
+    pthread_mutex_unlock(&s->mu);
+}
+
+void
+hvdd_server_lock(hvdd_server *s)
+{
+    pthread_mutex_lock(&s->mu);
+}
+
+void
+hvdd_server_unlock(hvdd_server *s)
+{
+    pthread_mutex_unlock(&s->mu);
+}
+
+const char *
+hvdd_server_token(const hvdd_server *s)
+{
+    return s->st->token;
 }
 
 static void
@@ -614,6 +641,9 @@ hvdd_server_start(hvdd_state *st, const hvdd_server_opts *o, int *port,
         goto fail;
     }
     s->acceptor_started = 1;
+    if (o->channel_fd >= 0 &&
+        (s->chan = hvdd_channel_start(s, o->channel_fd, err, errlen)) == NULL)
+        goto fail;
     return s;
 fail:
     hvdd_server_stop(s);
@@ -633,6 +663,7 @@ hvdd_server_stop(hvdd_server *s)
     notify(s, "*"); /* MHD aborts when stopped with a request held */
     pthread_cond_signal(&s->wake);
     pthread_mutex_unlock(&s->mu);
+    hvdd_channel_stop(s->chan); /* its released requests answered 503 */
     if (s->timer_started)
         pthread_join(s->timer, NULL);
     if (s->listen_fd >= 0)

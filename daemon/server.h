@@ -13,6 +13,7 @@ typedef struct hvdd_server_opts {
     const char *addr;   /* numeric IPv4 or IPv6; NULL: every address */
     int port;           /* 0: ephemeral */
     int listen_fd;      /* >= 0: serve this bound, listening socket */
+    int channel_fd;     /* >= 0: the launcher's channel (hvdd_chan.h) */
     const char **allow; /* addresses that may use the store, NULL-ended */
     unsigned max_conns; /* connections at once, at most (the descriptor
                            limit may allow fewer) */

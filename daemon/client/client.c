@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "hvd_clock.h"
+#include "hvdd_chan.h"
 
 struct hvdd_client {
     CURL *curl; /* reused: keeps the connection alive */
@@ -185,26 +186,8 @@ exchange(hvdd_client *c, const char *method, const char *url, const void *body,
 static int
 status_code(hvdd_client *c, long status, const buf *b, const char *what)
 {
-    const char *why = b->p && b->len ? b->p : "";
-    int len = (int)strcspn(why, "\n");
-
-    switch (status) {
-    case 200:
-        return 0;
-    case 404:
-        return fail(c, HVDD_ENOTFOUND, "%s: %.*s", what, len, why);
-    case 408:
-        return fail(c, HVDD_ETIMEOUT, "%s: %.*s", what, len, why);
-    case 410: /* the job aborted, or a rejoin of a worker left out */
-        return fail(c,
-                    strncmp(why, "job aborted", 11) == 0 ? HVDD_EABORTED
-                                                         : HVDD_EGONE,
-                    "%s: %.*s", what, len, why);
-    }
-    if (status >= 400 && status < 500)
-        return fail(c, HVDD_EREFUSED, "%s: HTTP %ld: %.*s", what, status, len,
-                    why);
-    return fail(c, HVDD_EPROTO, "%s: HTTP %ld: %.*s", what, status, len, why);
+    return hvdd_answer_code((int)status, b->p, b->len, what, c->error,
+                            sizeof(c->error));
 }
 
 /* A call whose answer body the caller may keep (*out) or not (NULL). */

@@ -12,6 +12,7 @@
 #include "worker_group.h"
 #ifdef HVD_WITH_SSH
 #include "fleet.h"
+#include "hvdd_chan.h"
 #include "summary.h"
 #endif
 #include "hvdd_token.h"
@@ -175,7 +176,7 @@ dry_run(settings *s, const envlist *base, const worker_net *net)
 }
 
 static int
-start_rendezvous(settings *s, rendezvous *rv, worker_net *net)
+start_rendezvous(settings *s, rendezvous *rv, worker_net *net, int channel)
 {
     rendezvous_opts o = {
         .listen_addr = cfg_values_get(&s->values, CFG_OPT_RENDEZVOUS_ADDR),
@@ -188,6 +189,7 @@ start_rendezvous(settings *s, rendezvous *rv, worker_net *net)
         .master_port = net->master_port,
         .network_interface =
             cfg_values_get(&s->values, CFG_OPT_NETWORK_INTERFACE),
+        .channel = channel,
         .verbose = cfg_values_flag(&s->values, CFG_OPT_VERBOSE),
     };
     char err[600];
@@ -298,10 +300,19 @@ run_remote(settings *s, const envlist *base, worker_net *net, char **argv,
         (hvdd_token_new(secret) != 0 ||
          (spec.step = start_step(s, secret, given[0] ? given : NULL)) == NULL))
         return HVD_EXIT_LAUNCH;
-    if ((code = start_rendezvous(s, &rv, net)) != 0) {
+    /* hvdrun-ssh talks to hvdd over the channel (hvdd_chan.h) */
+    if ((code = start_rendezvous(s, &rv, net, 1)) != 0) {
         srun_step_free(spec.step);
         return code;
     }
+    if ((spec.chan = hvdd_chan_new(rv.channel_fd)) == NULL) {
+        fprintf(stderr, "hvdrun: out of memory\n");
+        srun_step_free(spec.step);
+        rv.channel_fd = -1;
+        rendezvous_stop(&rv);
+        return HVD_EXIT_LAUNCH;
+    }
+    rv.channel_fd = -1; /* the channel's now */
     spec.token = rv.token;
     spec.rendezvous_port = rv.port;
     spec.rendezvous_addr = cfg_values_get(&s->values, CFG_OPT_RENDEZVOUS_ADDR);
@@ -311,7 +322,8 @@ run_remote(settings *s, const envlist *base, worker_net *net, char **argv,
     code = fleet_run(&spec); /* it frees the step */
     /* the end as hvdd saw it, when it went wrong (or on request) */
     if (code != 0 || cfg_values_flag(&s->values, CFG_OPT_VERBOSE))
-        hvdrun_summary_print("127.0.0.1", rv.port, rv.token);
+        hvdrun_summary_print(spec.chan);
+    hvdd_chan_free(spec.chan);
     rendezvous_stop(&rv);
     return code;
 }
@@ -371,7 +383,7 @@ run(settings *s, const envlist *base, worker_net *net, int *interrupted)
     };
     int code = HVD_EXIT_LAUNCH, i;
 
-    if (envs == NULL || (code = start_rendezvous(s, &rv, net)) != 0) {
+    if (envs == NULL || (code = start_rendezvous(s, &rv, net, 0)) != 0) {
         free(envs);
         return envs ? code : HVD_EXIT_LAUNCH;
     }

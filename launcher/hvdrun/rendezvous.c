@@ -136,14 +136,16 @@ argv_optf(argv_builder *b, const char *flag, const char *fmt, ...)
     b->used += (size_t)n + 1;
 }
 
-/* What hvdrun tells hvdd: the socket is descriptor 3 and the token comes
- * on stdin (see exec_hvdd). Returns 0, or -1 when it did not fit. */
+/* What hvdrun tells hvdd: the socket is descriptor 3, the channel 4, and
+ * the token comes on stdin (see exec_hvdd). Returns 0, or -1 when it did
+ * not fit. */
 static int
 hvdd_argv(argv_builder *b, const char *spec, const cfg_plan *plan,
           const rendezvous_opts *o)
 {
     argv_word(b, "hvdd");
     argv_opt(b, "--listen-fd", "3");
+    argv_opt(b, "--channel-fd", o->channel ? "4" : NULL);
     argv_optf(b, "--size", "%d", plan->size);
     argv_opt(b, "--hosts", spec);
     argv_word(b, "--token-stdin");
@@ -155,20 +157,27 @@ hvdd_argv(argv_builder *b, const char *spec, const cfg_plan *plan,
     return b->full ? -1 : 0;
 }
 
+/* hvdd with in as stdin, out as stdout, listen_fd as 3 and chan_fd (when
+ * >= 0) as 4. */
 static void
-exec_hvdd(const char *path, char **argv, int listen_fd, int in, int out)
+exec_hvdd(const char *path, char **argv, int listen_fd, int chan_fd, int in,
+          int out)
 {
+    int fds[4] = {in, out, listen_fd, chan_fd}, to[4] = {0, 1, 3, 4};
     sigset_t none;
 
     setpgid(0, 0); /* the terminal's Ctrl-C is hvdrun's to handle */
     prctl(PR_SET_PDEATHSIG, SIGTERM);
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
-    if (dup2(in, 0) < 0 || dup2(out, 1) < 0)
-        _exit(127);
-    /* dup2 onto itself keeps close-on-exec: clear it by hand then. */
-    if (listen_fd == 3 ? fcntl(3, F_SETFD, 0) < 0 : dup2(listen_fd, 3) < 0)
-        _exit(127);
+    /* out of the way first (one may be another's target), then in place:
+     * dup2 clears close-on-exec, but not onto the descriptor itself */
+    for (int k = 0; k < 4; k++)
+        if (fds[k] >= 0 && (fds[k] = fcntl(fds[k], F_DUPFD_CLOEXEC, 10)) < 0)
+            _exit(127);
+    for (int k = 0; k < 4; k++)
+        if (fds[k] >= 0 && dup2(fds[k], to[k]) < 0)
+            _exit(127);
     execvp(path, argv);
     fprintf(stderr, "hvdrun: cannot run '%s': %s\n", path, strerror(errno));
     _exit(127);
@@ -182,17 +191,20 @@ rendezvous_start(rendezvous *rv, const cfg_hostlist *hosts,
     char path[PATH_MAX];
     char *spec = hosts_arg(hosts, plan);
     argv_builder args = {.argc = 0};
-    int in[2] = {-1, -1}, out[2] = {-1, -1}, fd = -1, r = -1;
+    int in[2] = {-1, -1}, out[2] = {-1, -1}, chan[2] = {-1, -1}, fd = -1;
+    int r = -1;
 
     memset(rv, 0, sizeof(*rv));
-    rv->lifeline_fd = rv->events_fd = -1;
+    rv->lifeline_fd = rv->events_fd = rv->channel_fd = -1;
     if (spec == NULL || hvdd_token_new(rv->token) != 0) {
         snprintf(err, errlen, "cannot make the job token: %s", strerror(errno));
         goto out;
     }
     if ((fd = bind_socket(rv, o, err, errlen)) < 0)
         goto out;
-    if (pipe2(in, O_CLOEXEC) != 0 || pipe2(out, O_CLOEXEC) != 0) {
+    if (pipe2(in, O_CLOEXEC) != 0 || pipe2(out, O_CLOEXEC) != 0 ||
+        (o->channel &&
+         socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, chan) != 0)) {
         snprintf(err, errlen, "cannot start hvdd: %s", strerror(errno));
         goto out;
     }
@@ -206,11 +218,12 @@ rendezvous_start(rendezvous *rv, const cfg_hostlist *hosts,
         goto out;
     }
     if (rv->pid == 0)
-        exec_hvdd(path, args.argv, fd, in[0], out[1]);
+        exec_hvdd(path, args.argv, fd, chan[1], in[0], out[1]);
     setpgid(rv->pid, rv->pid);
     rv->lifeline_fd = in[1];
     rv->events_fd = out[0];
-    in[1] = out[0] = -1;
+    rv->channel_fd = chan[0];
+    in[1] = out[0] = chan[0] = -1;
     if (write(rv->lifeline_fd, rv->token, HVDD_TOKEN_LEN) != HVDD_TOKEN_LEN ||
         write(rv->lifeline_fd, "\n", 1) != 1) {
         snprintf(err, errlen, "hvdd did not start");
@@ -228,6 +241,8 @@ out:
             close(in[i]);
         if (out[i] >= 0)
             close(out[i]);
+        if (chan[i] >= 0)
+            close(chan[i]);
     }
     if (fd >= 0)
         close(fd);
@@ -255,6 +270,9 @@ rendezvous_stop(rendezvous *rv)
 
     if (rv->lifeline_fd >= 0)
         close(rv->lifeline_fd);
+    if (rv->channel_fd >= 0)
+        close(rv->channel_fd);
+    rv->channel_fd = -1;
     wait_events_eof(rv->events_fd, 2000);
     if (rv->events_fd >= 0)
         close(rv->events_fd);

@@ -28,17 +28,13 @@ fleet_elastic_init(fleet *j)
     e->timeout = cfg_values_double(&j->s->values, CFG_OPT_ELASTIC_TIMEOUT, 600);
     for (int r = 0; r < j->s->plan.size; r++)
         j->h[j->s->plan.slots[r].host].ranks++;
-    e->hvdd = hvdd_client_new(fleet_hvdd_addr(j), j->spec->rendezvous_port,
-                              j->spec->token, 5.0);
-    return e->hvdd && fleet_hosts_init(j) == 0 ? 0 : -1;
+    return fleet_hosts_init(j);
 }
 
 void
 fleet_elastic_release(fleet *j)
 {
     fleet_hosts_release(j);
-    hvdd_client_free(j->el.hvdd);
-    j->el.hvdd = NULL;
 }
 
 void
@@ -154,12 +150,14 @@ fleet_elastic_round(fleet *j, const char *spec, const char *add, int *workers,
     json_t *body = json_pack("{ss ss sb sI ss}", "hosts", spec, "keep",
                              "registered", "trim", 1, "min",
                              (json_int_t)j->el.min_np, "add", add ? add : "");
-    int r = hvdd_client_post(j->el.hvdd, "round", body, 10000, &answer), size;
-    char why[700];
+    char err[512], why[700];
+    int r = hvdd_chan_post(j->spec->chan, "round", body, 10000, &answer, err,
+                           sizeof(err)),
+        size;
 
     if (r != 0) {
         snprintf(why, sizeof(why), "cannot start the next round in hvdd: %s",
-                 hvdd_client_error(j->el.hvdd));
+                 err);
         give_up(j, why);
         return -1;
     }

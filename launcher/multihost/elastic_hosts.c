@@ -194,6 +194,7 @@ begin_join(fleet *j, int i)
 {
     host_run *h = &j->h[i];
     json_t *answer = NULL;
+    char err[512];
     int r;
 
     hvdrun_link_free(h->link);
@@ -207,11 +208,12 @@ begin_join(fleet *j, int i)
         .joining = 1,
         .join_by = hvd_mono_now() +
                    cfg_values_double(&j->s->values, CFG_OPT_START_TIMEOUT, 30)};
-    r = hvdd_client_post(j->el.hvdd, "host", json_pack("{ss}", "host", h->name),
-                         5000, &answer);
+    r = hvdd_chan_post(j->spec->chan, "host",
+                       json_pack("{ss}", "host", h->name), 5000, &answer, err,
+                       sizeof(err));
     json_decref(answer);
     if (r != 0) {
-        fleet_hosts_join_failed(j, h, hvdd_client_error(j->el.hvdd));
+        fleet_hosts_join_failed(j, h, err);
         return;
     }
     if (cfg_values_flag(&j->s->values, CFG_OPT_VERBOSE))

@@ -581,6 +581,8 @@ wait_io(fleet *j)
     for (int i = 0; i < j->n; i++)
         if (j->h[i].link && !j->h[i].over && hvdrun_link_ready(j->h[i].link))
             ms = 0; /* its event was taken in by another call */
+    if (j->relay && relay_ready(j->relay))
+        ms = 0; /* an answer is here already */
     poll(p, m, ms);
     if (p[0].revents)
         on_signals(j);
@@ -789,17 +791,6 @@ clear_progress(void *p)
     progress_clear(p);
 }
 
-const char *
-fleet_hvdd_addr(const fleet *j)
-{
-    const char *addr = j->spec->rendezvous_addr;
-
-    return addr == NULL || strcmp(addr, "0.0.0.0") == 0 ||
-                   strcmp(addr, "::") == 0
-               ? "127.0.0.1"
-               : addr;
-}
-
 static int
 setup(fleet *j)
 {
@@ -824,9 +815,7 @@ setup(fleet *j)
     j->sigfd = hvdrun_signals_open(&j->old_mask);
     if (j->sigfd < 0 || hvdrun_links_begin() != 0)
         return -1;
-    if (!j->spec->check_only &&
-        (j->relay = relay_new(fleet_hvdd_addr(j), j->spec->rendezvous_port,
-                              j->spec->token)) == NULL)
+    if (!j->spec->check_only && (j->relay = relay_new(j->spec->chan)) == NULL)
         return -1;
     j->links_begun = 1;
     if (j->step) /* srun's lines go out on a clean line */
@@ -845,12 +834,9 @@ release(fleet *j)
     }
     free(j->h);
     srun_step_free(j->step); /* srun ends with its agents */
-    /* the agents' last reports (their workers' ends) reach hvdd before
-     * the summary reads it; they went out as the agents ended (a gone
-     * hvdd, its stdout closed, takes none) */
-    if (j->relay && j->events_fd >= 0)
-        (void)relay_settle(j->relay, 2000);
-    relay_close(j->relay);
+    /* (the agents' last reports went to hvdd as they came, before any
+     * later call of the summary's: hvdd takes the channel in order) */
+    relay_free(j->relay);
     out_sink_release(&j->sinks[0]);
     out_sink_release(&j->sinks[1]);
     if (j->sigfd >= 0)

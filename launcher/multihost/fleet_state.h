@@ -10,7 +10,7 @@
 #include "agent_link.h"
 #include "discovery.h"
 #include "fleet.h"
-#include "hvdd_client.h"
+#include "hvdd_chan.h"
 #include "output.h"
 #include "progress.h"
 
@@ -49,13 +49,12 @@ typedef struct host_run {
 typedef struct fleet_elastic {
     int on; /* --min-np or --max-np */
     long min_np, max_np;
-    long reset_limit;   /* < 0: none */
-    double timeout;     /* --elastic-timeout */
-    int resets;         /* rounds started after failures */
-    double short_since; /* fewer than min_np ranks since then, or 0 */
-    int gave_up_code;   /* the job's code once it cannot go on, or 0 */
-    int first_code;     /* the first failed rank's code */
-    hvdd_client *hvdd;
+    long reset_limit;          /* < 0: none */
+    double timeout;            /* --elastic-timeout */
+    int resets;                /* rounds started after failures */
+    double short_since;        /* fewer than min_np ranks since then, or 0 */
+    int gave_up_code;          /* the job's code once it cannot go on, or 0 */
+    int first_code;            /* the first failed rank's code */
     double cool_min, cool_max; /* --blacklist-cooldown-range */
     int growing;               /* hosts may join (not under srun) */
     int discovering;           /* --host-discovery-script */
@@ -97,9 +96,6 @@ void fleet_stop_all(fleet *j, const char *why);
 /* When agents told to stop now are given up on: the kill grace their
  * workers get, and 5 s. */
 double fleet_stop_deadline(const fleet *j);
-/* Where this host reaches hvdd: its address, or loopback when it listens
- * on every address. */
-const char *fleet_hvdd_addr(const fleet *j);
 /* Sends a control line to one host's agent, if it runs. */
 void fleet_tell(host_run *h, const char *line);
 

@@ -1,48 +1,47 @@
-/* The agents' calls to hvdd, made by hvdrun-ssh (relay.h): each in a
- * detached thread with its own client; the answers queue up for the
- * fleet's loop, woken through a pipe. Quiet calls (no answer wanted) queue
- * per host and one thread of that host makes them in order. */
+/* The agents' calls to hvdd, made by hvdrun-ssh over hvdd's channel
+ * (relay.h, hvdd_chan.h): each call checked, then sent as one request;
+ * the calls waiting for an answer are kept by their request's id until
+ * hvdd answers, their timeout passes, or hvdd is gone. One thread, the
+ * fleet's loop, uses it. */
 #include "relay.h"
 
-#include <fcntl.h>
 #include <jansson.h>
-#include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "hvd_clock.h"
-#include "hvdd_client.h"
+#include "hvdd_chan.h"
 
 /* Answered calls at once, per agent (it makes at most four: three of its
  * NIC choice together, and its heartbeat; one more for room) and over
- * all; more are refused. With a host's quiet thread, 6 per host: hvdd
- * lets one address hold 6 connections per rank beside the ranks' own,
- * and these all come from hvdrun-ssh's. */
+ * all; more are refused. */
 #define RELAY_HOST_CALLS 5
 #define RELAY_MAX_CALLS 4096
-/* Quiet calls waiting, over all hosts (an agent sends one per worker's
- * end and one at its own) */
-#define RELAY_MAX_QUIET 65536
-/* How deep a call's JSON may nest: the agents' go 3 deep, and the
- * client's json_dumps recurses on a relay thread's small stack. */
+/* How deep a call's JSON may nest: the agents' go 3 deep. */
 #define RELAY_MAX_DEPTH 8
 #define RELAY_MAX_WAIT_MS 600000L
-/* A call's thread: the client and libcurl, no more */
-#define RELAY_STACK (256u << 10)
 
-typedef struct call call;
+/* One call, as the agent sent it (checked). */
+typedef struct call {
+    struct call *next, *prev; /* waiting for hvdd, in the order sent */
+    int host;
+    unsigned gen;
+    json_int_t id;   /* the agent's */
+    uint64_t req;    /* the channel's */
+    char op;         /* 'p'ost, 'u' put, 'g'et */
+    char what[64];   /* post: the route; put, get: the key */
+    json_t *body;    /* post */
+    size_t len;      /* put: the data's bytes */
+    int want;        /* post: the agent wants hvdd's JSON answer */
+    int quiet;       /* post: no answer at all */
+    char *data;      /* put */
+    long wait_ms;    /* get: hvdd's wait */
+    long timeout_ms; /* how long hvdrun waits for hvdd's answer */
+    double until;    /* ... until then */
+} call;
 
-/* What runs and waits for one host. */
-typedef struct host_calls {
-    int running;        /* answered calls, now */
-    call *quiet, *last; /* quiet calls waiting, in order */
-    int quiet_busy;     /* its quiet thread runs */
-} host_calls;
-
+/* An answer ready for the fleet. */
 typedef struct answer {
     struct answer *next;
     int host;
@@ -51,115 +50,47 @@ typedef struct answer {
 } answer;
 
 struct relay {
-    pthread_mutex_t mu;
-    int refs;         /* the owner's, until relay_close, and each call's */
-    int calls;        /* running */
-    host_calls *host; /* per host (nhosts of them) */
+    hvdd_chan *ch;
+    call *first, *last; /* waiting for hvdd */
+    int calls;
+    int *running; /* per host (nhosts) */
     int nhosts;
-    int quiet;              /* quiet calls waiting or running */
-    pthread_cond_t settled; /* quiet reached 0 (monotonic clock) */
-    int closed;             /* answers are dropped */
-    answer *head, *tail;
-    int wake[2]; /* a byte per queued answer */
-    char *addr, *token;
-    int port;
-};
-
-/* One call, as the agent sent it (checked). */
-struct call {
-    call *next; /* in its host's quiet queue */
-    relay *r;
-    int host;
-    unsigned gen;
-    json_int_t id;
-    char op;         /* 'p'ost, 'u' put, 'g'et */
-    char what[64];   /* post: the route; put, get: the key */
-    json_t *body;    /* post */
-    size_t len;      /* put: the data's bytes */
-    int want;        /* post: the agent wants hvdd's JSON answer */
-    int quiet;       /* post: no answer at all (relay_settle waits) */
-    char *data;      /* put */
-    long timeout_ms; /* post: hvdd's; get: the wait */
-    double deadline; /* s of connection retries */
+    answer *head, *tail; /* made here: refusals, timeouts, hvdd gone */
 };
 
 static const char *const routes[] = {
     "agent",           "agent/targets", "agent/probes", "agent/decision",
     "agent/heartbeat", "agent/exit",    "exit"};
 
-static void
-release(relay *r)
-{
-    answer *a = r->head;
-
-    while (a) {
-        answer *next = a->next;
-        free(a->line);
-        free(a);
-        a = next;
-    }
-    close(r->wake[0]);
-    close(r->wake[1]);
-    pthread_cond_destroy(&r->settled);
-    pthread_mutex_destroy(&r->mu);
-    free(r->host);
-    free(r->addr);
-    free(r->token);
-    free(r);
-}
-
-static void
-unref(relay *r)
-{
-    int last;
-
-    pthread_mutex_lock(&r->mu);
-    last = --r->refs == 0;
-    pthread_mutex_unlock(&r->mu);
-    if (last)
-        release(r);
-}
-
 relay *
-relay_new(const char *addr, int port, const char *token)
+relay_new(hvdd_chan *ch)
 {
     relay *r = calloc(1, sizeof(*r));
 
-    if (r == NULL)
-        return NULL;
-    if (pipe2(r->wake, O_CLOEXEC | O_NONBLOCK) != 0) {
-        free(r);
-        return NULL;
-    }
-    hvd_cond_init_monotonic(&r->settled);
-    pthread_mutex_init(&r->mu, NULL);
-    r->refs = 1;
-    r->port = port;
-    r->addr = strdup(addr);
-    r->token = strdup(token ? token : "");
-    if (r->addr == NULL || r->token == NULL) {
-        release(r);
-        return NULL;
-    }
+    if (r)
+        r->ch = ch;
     return r;
 }
 
 int
 relay_fd(const relay *r)
 {
-    return r->wake[0];
+    return hvdd_chan_fd(r->ch);
 }
 
-/* Queues an answer (taken) unless the relay is closed. */
+int
+relay_ready(const relay *r)
+{
+    return r->head != NULL || hvdd_chan_pending(r->ch);
+}
+
+/* Queues an answer (taken) made here. */
 static void
 push(relay *r, int host, unsigned gen, char *line)
 {
     answer *a = line ? malloc(sizeof(*a)) : NULL;
 
-    pthread_mutex_lock(&r->mu);
-    if (a == NULL || r->closed) {
-        pthread_mutex_unlock(&r->mu);
-        free(a);
+    if (a == NULL) {
         free(line);
         return;
     }
@@ -169,62 +100,9 @@ push(relay *r, int host, unsigned gen, char *line)
     else
         r->head = a;
     r->tail = a;
-    if (write(r->wake[1], "a", 1) < 0)
-        (void)0; /* full: readable anyway */
-    pthread_mutex_unlock(&r->mu);
 }
 
-int
-relay_take(relay *r, int *host, unsigned *gen, char **line)
-{
-    answer *a;
-    char drain[256];
-
-    pthread_mutex_lock(&r->mu);
-    if ((a = r->head) != NULL) {
-        r->head = a->next;
-        if (r->head == NULL)
-            r->tail = NULL;
-    }
-    if (r->head == NULL) /* the bytes go with the last answer */
-        while (read(r->wake[0], drain, sizeof(drain)) > 0)
-            ;
-    pthread_mutex_unlock(&r->mu);
-    if (a == NULL)
-        return 0;
-    *host = a->host;
-    *gen = a->gen;
-    *line = a->line;
-    free(a);
-    return 1;
-}
-
-int
-relay_settle(relay *r, int ms)
-{
-    struct timespec until = hvd_clock_after(CLOCK_MONOTONIC, ms / 1000.0);
-    int e = 0, left;
-
-    pthread_mutex_lock(&r->mu);
-    while (r->quiet > 0 && e == 0)
-        e = pthread_cond_timedwait(&r->settled, &r->mu, &until);
-    left = r->quiet;
-    pthread_mutex_unlock(&r->mu);
-    return left == 0 ? 0 : -1;
-}
-
-void
-relay_close(relay *r)
-{
-    if (r == NULL)
-        return;
-    pthread_mutex_lock(&r->mu);
-    r->closed = 1;
-    pthread_mutex_unlock(&r->mu);
-    unref(r);
-}
-
-/* "answer {...}\n" for call c: code, the client's error, and what came. */
+/* "answer {...}\n" for call c: code, the reason, and what came. */
 static char *
 answer_line(const call *c, int code, const char *error, json_t *body,
             json_t *data)
@@ -249,109 +127,121 @@ answer_line(const call *c, int code, const char *error, json_t *body,
 static void
 call_free(call *c)
 {
+    if (c == NULL)
+        return;
     json_decref(c->body);
     free(c->data);
     free(c);
 }
 
-/* Makes c with a client of its own: its answer line (NULL when out of
- * memory), and hvdd_client.h's code in *code. */
-static char *
-make(relay *r, call *c, int *code_out)
+/* c no longer waits (it is freed). */
+static void
+unlink_call(relay *r, call *c)
 {
-    hvdd_client *cl = hvdd_client_new(r->addr, r->port, r->token, c->deadline);
-    json_t *got = NULL, *text = NULL;
-    char *data = NULL;
-    size_t len = 0;
-    int code = HVDD_ENOMEM;
+    if (c->prev)
+        c->prev->next = c->next;
+    else
+        r->first = c->next;
+    if (c->next)
+        c->next->prev = c->prev;
+    else
+        r->last = c->prev;
+    r->calls--;
+    r->running[c->host]--;
+    call_free(c);
+}
 
-    if (cl && c->op == 'p') {
-        code = hvdd_client_post(cl, c->what, c->body, c->timeout_ms,
-                                c->want ? &got : NULL);
-        c->body = NULL; /* taken */
-    } else if (cl && c->op == 'u') {
-        code = hvdd_client_put(cl, "hvdrun", c->what, c->data, c->len);
-    } else if (cl) {
-        code = hvdd_client_get(cl, "hvdrun", c->what, (int)c->timeout_ms, &data,
-                               &len);
+/* The line that answers c, from hvdd's answer a. */
+static char *
+answer_from(const call *c, const hvdd_chan_answer *a)
+{
+    char what[96], err[512];
+    json_t *got = NULL, *text = NULL;
+    json_error_t je;
+    int code;
+
+    snprintf(what, sizeof(what), c->op == 'p' ? "/v1/%s" : "/hvdrun/%s",
+             c->what);
+    code = hvdd_answer_code(a->status, a->body, a->len, what, err, sizeof(err));
+    if (code == 0 && c->op == 'p' && c->want &&
+        (got = json_loadb(a->body, a->len, 0, &je)) == NULL) {
+        snprintf(err, sizeof(err), "%s: bad JSON: %s", what, je.text);
+        code = HVDD_EPROTO;
     }
-    if (code == 0 && data && (text = json_stringn(data, len)) == NULL)
-        code = HVDD_EPROTO; /* not text: the relay carries text only */
-    char *line =
-        answer_line(c, code,
-                    code == HVDD_EPROTO && data ? "the value is not text"
-                    : cl                        ? hvdd_client_error(cl)
-                                                : "out of memory",
-                    got, text);
+    if (code == 0 && c->op == 'g' &&
+        (text = json_stringn(a->body, a->len)) == NULL) {
+        snprintf(err, sizeof(err), "the value is not text");
+        code = HVDD_EPROTO; /* the relay carries text only */
+    }
+    char *line = answer_line(c, code, err, got, text);
     json_decref(got);
     json_decref(text);
-    free(data);
-    hvdd_client_free(cl);
-    *code_out = code;
     return line;
 }
 
-/* An answered call's thread. */
-static void *
-run(void *arg)
+/* Every waiting call gets code (hvdd gone), or those past their time
+ * (all 0) get HVDD_ETIMEOUT. */
+static void
+fail_waiting(relay *r, int all, int code, const char *why)
 {
-    call *c = arg;
-    relay *r = c->r;
-    int code;
-    char *line = make(r, c, &code);
+    double t = hvd_mono_now();
 
-    /* its room first: the agent's next calls follow this answer */
-    pthread_mutex_lock(&r->mu);
-    r->calls--;
-    r->host[c->host].running--;
-    pthread_mutex_unlock(&r->mu);
-    push(r, c->host, c->gen, line);
-    call_free(c);
-    unref(r);
-    return NULL;
+    for (call *c = r->first, *next; c; c = next) {
+        next = c->next;
+        if (!all && c->until > t)
+            continue;
+        push(r, c->host, c->gen, answer_line(c, code, why, NULL, NULL));
+        unlink_call(r, c);
+    }
 }
 
-/* The next quiet call of host (under mu), NULL when none waits; once the
- * relay is closed, or hvdd out of reach, the rest are dropped (each would
- * spend its deadline retrying). */
-static call *
-next_quiet(relay *r, int host, int drop)
+int
+relay_take(relay *r, int *host, unsigned *gen, char **line)
 {
-    host_calls *h = &r->host[host];
-    call *c;
+    hvdd_chan_answer a;
+    answer *q;
+    int n;
 
-    while ((c = h->quiet) != NULL) {
-        if ((h->quiet = c->next) == NULL)
-            h->last = NULL;
-        if (!r->closed && !drop)
-            return c;
-        r->quiet--;
-        call_free(c);
+    while ((n = hvdd_chan_take(r->ch, &a)) > 0) {
+        call *c = r->first;
+        while (c && c->req != a.id)
+            c = c->next;
+        if (c) { /* (none: its time had passed) */
+            push(r, c->host, c->gen, answer_from(c, &a));
+            unlink_call(r, c);
+        }
+        free(a.body);
     }
-    h->quiet_busy = 0;
-    return NULL;
+    if (n < 0)
+        fail_waiting(r, 1, HVDD_ECONNECT, "cannot reach hvdd: it is gone");
+    else
+        fail_waiting(r, 0, HVDD_ETIMEOUT, "timed out waiting for hvdd");
+    if ((q = r->head) == NULL)
+        return 0;
+    if ((r->head = q->next) == NULL)
+        r->tail = NULL;
+    *host = q->host;
+    *gen = q->gen;
+    *line = q->line;
+    free(q);
+    return 1;
 }
 
-/* A host's quiet calls, one after the other, in the order they came. */
-static void *
-run_quiet(void *arg)
+void
+relay_free(relay *r)
 {
-    call *c = arg;
-    relay *r = c->r;
-    int host = c->host, code;
-
-    while (c) {
-        free(make(r, c, &code)); /* nobody waits for the answer */
-        call_free(c);
-        pthread_mutex_lock(&r->mu);
-        r->quiet--;
-        c = next_quiet(r, host, code == HVDD_ECONNECT);
-        if (r->quiet == 0)
-            pthread_cond_broadcast(&r->settled);
-        pthread_mutex_unlock(&r->mu);
+    if (r == NULL)
+        return;
+    while (r->first)
+        unlink_call(r, r->first);
+    while (r->head) {
+        answer *a = r->head;
+        r->head = a->next;
+        free(a->line);
+        free(a);
     }
-    unref(r);
-    return NULL;
+    free(r->running);
+    free(r);
 }
 
 static long
@@ -408,10 +298,7 @@ parse(call *c, json_t *o)
 {
     const char *op = text_of(o, "op"), *what = text_of(o, "what");
     const char *key = text_of(o, "key");
-    json_t *deadline = json_object_get(o, "deadline");
 
-    c->deadline = json_is_number(deadline) ? json_number_value(deadline) : 5;
-    c->deadline = c->deadline < 0 ? 0 : c->deadline > 600 ? 600 : c->deadline;
     if (!shallow(o, RELAY_MAX_DEPTH))
         return "nested too deep";
     if (op && strcmp(op, "post") == 0) {
@@ -426,8 +313,6 @@ parse(call *c, json_t *o)
         c->want = json_is_true(json_object_get(o, "want"));
         c->quiet = json_is_true(json_object_get(o, "quiet"));
         c->timeout_ms = bounded(json_object_get(o, "timeout"), 30000);
-        if (c->timeout_ms < 1) /* (0 is no timeout to libcurl) */
-            c->timeout_ms = 1;
         return NULL;
     }
     if (op == NULL || (strcmp(op, "put") && strcmp(op, "get")))
@@ -440,10 +325,12 @@ parse(call *c, json_t *o)
     snprintf(c->what, sizeof(c->what), "%s", key);
     if (op[0] == 'g') {
         c->op = 'g';
-        c->timeout_ms = bounded(json_object_get(o, "wait"), 0);
+        c->wait_ms = bounded(json_object_get(o, "wait"), 0);
+        c->timeout_ms = c->wait_ms + 30000; /* as the HTTP client's */
         return NULL;
     }
     c->op = 'u';
+    c->timeout_ms = 30000;
     json_t *data = json_object_get(o, "data");
     if (!json_is_string(data))
         return "a put without data";
@@ -454,113 +341,66 @@ parse(call *c, json_t *o)
     return NULL;
 }
 
-/* Room for host's count of calls (under mu): 0, or -1. */
+/* Room for host's count of calls: 0, or -1. */
 static int
 host_slot(relay *r, int host)
 {
     if (host < r->nhosts)
         return 0;
     int n = host + 16;
-    host_calls *p = realloc(r->host, (size_t)n * sizeof(*p));
+    int *p = realloc(r->running, (size_t)n * sizeof(*p));
     if (p == NULL)
         return -1;
     memset(p + r->nhosts, 0, (size_t)(n - r->nhosts) * sizeof(*p));
-    r->host = p;
+    r->running = p;
     r->nhosts = n;
     return 0;
 }
 
-/* A detached thread for fn(c), with no signal: hvdrun-ssh reads its own
- * from a signalfd. 0, or an error number. */
-static int
-spawn(void *(*fn)(void *), call *c)
-{
-    pthread_attr_t at;
-    sigset_t all, old;
-    pthread_t t;
-    int e;
-
-    pthread_attr_init(&at);
-    pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
-    pthread_attr_setstacksize(&at, RELAY_STACK);
-    sigfillset(&all);
-    pthread_sigmask(SIG_BLOCK, &all, &old);
-    e = pthread_create(&t, &at, fn, c);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-    pthread_attr_destroy(&at);
-    return e;
-}
-
-/* Queues a quiet call behind its host's, or starts the host's quiet
- * thread with it; NULL, or why not (c untouched). */
-static const char *
-start_quiet(relay *r, call *c)
-{
-    host_calls *h;
-
-    pthread_mutex_lock(&r->mu);
-    if (host_slot(r, c->host) != 0) {
-        pthread_mutex_unlock(&r->mu);
-        return "out of memory";
-    }
-    if (r->quiet >= RELAY_MAX_QUIET) {
-        pthread_mutex_unlock(&r->mu);
-        return "too many calls at once";
-    }
-    r->quiet++;
-    h = &r->host[c->host];
-    if (h->quiet_busy) {
-        if (h->last)
-            h->last->next = c;
-        else
-            h->quiet = c;
-        h->last = c;
-        pthread_mutex_unlock(&r->mu);
-        return NULL;
-    }
-    h->quiet_busy = 1;
-    r->refs++;
-    pthread_mutex_unlock(&r->mu);
-    if (spawn(run_quiet, c) == 0)
-        return NULL;
-    pthread_mutex_lock(&r->mu);
-    r->quiet--;
-    r->refs--;
-    r->host[c->host].quiet_busy = 0; /* (its queue was empty) */
-    if (r->quiet == 0)
-        pthread_cond_broadcast(&r->settled);
-    pthread_mutex_unlock(&r->mu);
-    return "no thread for it";
-}
-
-/* Starts c's thread; NULL, or why not (c untouched). */
+/* Sends c; NULL (c is the relay's, or freed when quiet), or why not (c
+ * untouched). */
 static const char *
 start(relay *r, call *c)
 {
-    if (c->quiet)
-        return start_quiet(r, c);
-    pthread_mutex_lock(&r->mu);
-    if (host_slot(r, c->host) != 0) {
-        pthread_mutex_unlock(&r->mu);
+    char path[96], *body = NULL;
+    const char *method = c->op == 'p' ? "POST" : c->op == 'u' ? "PUT" : "GET";
+    const void *bytes = c->data;
+    size_t len = c->len;
+    int e;
+
+    if (host_slot(r, c->host) != 0)
         return "out of memory";
-    }
-    if (r->calls >= RELAY_MAX_CALLS ||
-        r->host[c->host].running >= RELAY_HOST_CALLS) {
-        pthread_mutex_unlock(&r->mu);
+    if (!c->quiet && (r->calls >= RELAY_MAX_CALLS ||
+                      r->running[c->host] >= RELAY_HOST_CALLS))
         return "too many calls at once";
+    snprintf(path, sizeof(path), c->op == 'p' ? "/v1/%s" : "/hvdrun/%s",
+             c->what);
+    if (c->op == 'p') {
+        if ((body = json_dumps(c->body, JSON_COMPACT)) == NULL)
+            return "out of memory";
+        bytes = body;
+        len = strlen(body);
     }
-    r->calls++;
-    r->host[c->host].running++;
-    r->refs++;
-    pthread_mutex_unlock(&r->mu);
-    if (spawn(run, c) == 0)
+    c->req = c->quiet ? 0 : hvdd_chan_next_id(r->ch);
+    e = hvdd_chan_send(r->ch, c->req, method, path, c->wait_ms, bytes, len);
+    free(body);
+    if (e != 0)
+        return e == HVDD_ECONNECT ? "cannot reach hvdd: it is gone"
+                                  : "a call hvdd cannot take";
+    if (c->quiet) {
+        call_free(c);
         return NULL;
-    pthread_mutex_lock(&r->mu);
-    r->calls--;
-    r->host[c->host].running--;
-    r->refs--;
-    pthread_mutex_unlock(&r->mu);
-    return "no thread for it";
+    }
+    c->until = hvd_mono_now() + c->timeout_ms / 1000.0;
+    c->prev = r->last;
+    if (r->last)
+        r->last->next = c;
+    else
+        r->first = c;
+    r->last = c;
+    r->calls++;
+    r->running[c->host]++;
+    return NULL;
 }
 
 void
@@ -576,7 +416,8 @@ relay_call(relay *r, int host, unsigned gen, const char *json)
     int code = HVDD_EINVAL;
 
     if (c) {
-        *c = (call){.r = r, .host = host, .gen = gen};
+        c->host = host;
+        c->gen = gen;
         if (json_is_object(o))
             c->id = json_integer_value(json_object_get(o, "id"));
     }
@@ -595,7 +436,6 @@ relay_call(relay *r, int host, unsigned gen, const char *json)
         none.id = json_integer_value(json_object_get(o, "id"));
     snprintf(text, sizeof(text), "hvdrun refused the call: %s", why);
     push(r, host, gen, answer_line(c ? c : &none, code, text, NULL, NULL));
-    if (c)
-        call_free(c);
+    call_free(c);
     json_decref(o);
 }

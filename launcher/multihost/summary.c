@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hvdd_client.h"
+#include "hvdd_chan.h"
 
 #define MAX_CODES 16
 
@@ -63,17 +63,17 @@ print_groups(const group *g, int ng, size_t nranks)
 }
 
 void
-hvdrun_summary_print(const char *addr, int port, const char *token)
+hvdrun_summary_print(hvdd_chan *ch)
 {
-    hvdd_client *c = hvdd_client_new(addr, port, token, 1);
-    char *text = NULL;
+    hvdd_chan_answer a = {0};
     json_t *st = NULL, *r;
     group g[MAX_CODES];
     int ng = 0;
     size_t i;
 
-    if (c && hvdd_client_status(c, &text) == 0)
-        st = json_loads(text, 0, NULL);
+    if (hvdd_chan_call(ch, "GET", "/v1/status", 0, NULL, 0, 1000, &a) == 0 &&
+        a.status == 200)
+        st = json_loadb(a.body, a.len, 0, NULL);
     json_array_foreach(json_object_get(st, "ranks"), i, r)
     {
         const char *state = json_string_value(json_object_get(r, "state"));
@@ -91,6 +91,5 @@ hvdrun_summary_print(const char *addr, int port, const char *token)
     if (ng > 0)
         print_groups(g, ng, json_array_size(json_object_get(st, "ranks")));
     json_decref(st);
-    free(text);
-    hvdd_client_free(c);
+    free(a.body);
 }

@@ -12,6 +12,7 @@ typedef struct rendezvous {
     pid_t pid;
     int lifeline_fd; /* hvdd's stdin: the token, then EOF when we go */
     int events_fd;   /* hvdd's stdout: "abort REASON" lines */
+    int channel_fd;  /* the launcher's channel (hvdd_chan.h), or -1 */
     int port;
     char addr[64]; /* where workers reach hvdd */
     char token[HVDD_TOKEN_LEN + 1];
@@ -25,6 +26,7 @@ typedef struct rendezvous_opts {
     const char *master_addr;
     int master_port;
     const char *network_interface; /* for the agents' choice, or NULL */
+    int channel; /* open the launcher's channel to hvdd (channel_fd) */
     int verbose;
 } rendezvous_opts;
 
@@ -35,7 +37,8 @@ int rendezvous_start(rendezvous *rv, const cfg_hostlist *hosts,
                      const cfg_plan *plan, const rendezvous_opts *o, char *err,
                      size_t errlen);
 
-/* Closes hvdd's lifeline and reaps it (SIGKILL after 2 s). */
+/* Closes hvdd's lifeline (and the channel, unless its owner took it and
+ * set channel_fd to -1) and reaps hvdd (SIGKILL after 2 s). */
 void rendezvous_stop(rendezvous *rv);
 
 #endif

@@ -12,6 +12,7 @@ typedef struct fleet_spec {
     settings *s;
     const envlist *base; /* what every worker gets besides its identity */
     const char *token;
+    struct hvdd_chan *chan; /* hvdd's channel: the agents' calls, rounds */
     int rendezvous_port;
     const char *rendezvous_addr; /* --rendezvous-addr, or NULL */
     double heartbeat;

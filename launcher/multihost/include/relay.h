@@ -10,41 +10,44 @@
  *   hvdrun -> agent  "answer {"id":N,"code":C,"error":TEXT,
  *                     "body":{...}|"data":TEXT}"
  *
- * and hvdrun makes the call with its own hvdd client, in a thread of its
- * own (a call may wait on hvdd for a minute), C being what
- * hvdd_client.h's function returned. A post with "quiet":true gets no
- * answer once accepted (a refusal is answered as any): an agent's
- * reports (its workers' ends, its own) need not hold it up. A host's
- * quiet calls are made one after the other, in order. Only the
- * agent's routes pass; a call that is not one is answered HVDD_EINVAL without
- * reaching hvdd. The fleet's loop writes the answers: an agent's link belongs
- * to it alone. */
+ * and hvdrun makes the call as a request on hvdd's channel (hvdd_chan.h),
+ * C being what hvdd_client.h's function would have returned. A post with
+ * "quiet":true gets no answer once sent (a refusal is answered as any):
+ * an agent's reports (its workers' ends, its own) need not hold it up,
+ * and hvdd takes the channel's requests in order, so they are in before
+ * any later call of the launcher's (the summary's). Only the agent's
+ * routes pass; a call that is not one is answered HVDD_EINVAL without
+ * reaching hvdd. One thread, the fleet's loop, calls everything here. */
 #ifndef HVD_RELAY_H
 #define HVD_RELAY_H
 
+struct hvdd_chan;
+
 typedef struct relay relay;
 
-/* Calls go to hvdd at addr:port with token. NULL when out of memory. */
-relay *relay_new(const char *addr, int port, const char *token);
+/* Calls go over ch (the caller's, kept until relay_free). NULL when out
+ * of memory. */
+relay *relay_new(struct hvdd_chan *ch);
 
 /* A call (the JSON after "call ") from the agent of host, started as its
  * gen-th agent: its answer comes back through relay_take. */
 void relay_call(relay *r, int host, unsigned gen, const char *json);
 
-/* Readable while answers wait. */
+/* Readable when hvdd's answers may have come. */
 int relay_fd(const relay *r);
 
+/* 1 when relay_take has an answer although relay_fd may be silent (a
+ * refusal made here, an answer already read). */
+int relay_ready(const relay *r);
+
 /* The next answer: 1 with its host, gen and line ("answer {...}\n",
- * malloc'd: the caller frees it), 0 when none waits. */
+ * malloc'd: the caller frees it), 0 when none waits. Calls past their
+ * timeout are answered HVDD_ETIMEOUT here, every call HVDD_ECONNECT
+ * once hvdd is gone. */
 int relay_take(relay *r, int *host, unsigned *gen, char **line);
 
-/* Waits up to ms for every quiet call to be made (before what hvdd knows
- * is read: the job's summary). 0, or -1 when some are still out. */
-int relay_settle(relay *r, int ms);
-
-/* No more answers are wanted: calls still running end by themselves (at
- * hvdd's answer, or its end), and the relay is freed after the last.
+/* Drops the calls still waiting (hvdd's answers to them are not read).
  * NULL accepted. */
-void relay_close(relay *r);
+void relay_free(relay *r);
 
 #endif

@@ -3,8 +3,10 @@
 #ifndef HVDRUN_SUMMARY_H
 #define HVDRUN_SUMMARY_H
 
+struct hvdd_chan;
+
 /* Prints one line on stderr: "hvdrun: hvdd's view: N ranks; exit 0: K;
  * exit 7: rank 3 on HOST; ..." Nothing when hvdd cannot be asked. */
-void hvdrun_summary_print(const char *addr, int port, const char *token);
+void hvdrun_summary_print(struct hvdd_chan *ch);
 
 #endif
