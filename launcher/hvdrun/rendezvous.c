@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -264,28 +265,49 @@ wait_events_eof(int fd, int ms)
 }
 
 void
+rendezvous_let_go(rendezvous *rv)
+{
+    if (rv->lifeline_fd >= 0)
+        close(rv->lifeline_fd);
+    rv->lifeline_fd = -1;
+}
+
+/* Waits up to ms for hvdd's exit, woken by it (a pidfd: polling every ms
+ * cost the end of every job up to a ms), and reaps it: 0, or -1. */
+static int
+reap_within(pid_t pid, int ms)
+{
+    int pfd = (int)syscall(SYS_pidfd_open, pid, 0), status;
+    struct pollfd p = {pfd, POLLIN, 0};
+
+    if (pfd >= 0) {
+        poll(&p, 1, ms);
+        close(pfd);
+    } else { /* (a kernel before 5.3) */
+        struct timespec t = {0, ms * 1000L * 1000L};
+        nanosleep(&t, NULL);
+    }
+    pid_t r = waitpid(pid, &status, WNOHANG);
+
+    return r == pid || (r < 0 && errno == ECHILD) ? 0 : -1;
+}
+
+void
 rendezvous_stop(rendezvous *rv)
 {
     int status;
 
-    if (rv->lifeline_fd >= 0)
-        close(rv->lifeline_fd);
+    rendezvous_let_go(rv);
     if (rv->channel_fd >= 0)
         close(rv->channel_fd);
     rv->channel_fd = -1;
     wait_events_eof(rv->events_fd, 2000);
     if (rv->events_fd >= 0)
         close(rv->events_fd);
-    rv->lifeline_fd = rv->events_fd = -1;
-    /* stdout closed: its exit is a moment away (asked every ms for up to
-     * 50: one sleep of 20 ms cost some Slurm jobs 20 ms at their end) */
-    for (int i = 0; rv->pid > 0 && i < 50; i++) {
-        struct timespec ms1 = {0, 1000 * 1000};
-        if (waitpid(rv->pid, &status, WNOHANG) != 0)
-            rv->pid = 0;
-        else
-            nanosleep(&ms1, NULL);
-    }
+    rv->events_fd = -1;
+    /* stdout closed: its exit is a moment away */
+    if (rv->pid > 0 && reap_within(rv->pid, 50) == 0)
+        rv->pid = 0;
     if (rv->pid > 0) {
         kill(rv->pid, SIGKILL);
         waitpid(rv->pid, &status, 0);

@@ -765,6 +765,19 @@ report(fleet *j)
     return errors ? HVD_EXIT_LAUNCH : HVD_EXIT_OK;
 }
 
+/* Every host's agent ended 0, and nothing else went wrong. */
+static int
+clean_end(const fleet *j)
+{
+    if (j->start_failed || j->failed >= 0 || j->aborted[0] || j->interrupted ||
+        j->el.gave_up_code || j->el.short_since)
+        return 0;
+    for (int i = 0; i < j->n; i++)
+        if (j->h[i].error[0] || j->h[i].code != 0)
+            return 0;
+    return 1;
+}
+
 /* ---- setup ---- */
 
 static void
@@ -879,6 +892,8 @@ fleet_run(const fleet_spec *spec)
         hvd_mono_now() +
         cfg_values_double(&spec->s->values, CFG_OPT_START_TIMEOUT, 30);
     loop(&j);
+    if (spec->hvdd_done && !spec->check_only && clean_end(&j))
+        spec->hvdd_done(spec->arg); /* while Slurm ends its step */
     code = report(&j);
     if (spec->interrupted)
         *spec->interrupted = j.interrupted;

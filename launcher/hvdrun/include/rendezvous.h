@@ -37,6 +37,10 @@ int rendezvous_start(rendezvous *rv, const cfg_hostlist *hosts,
                      const cfg_plan *plan, const rendezvous_opts *o, char *err,
                      size_t errlen);
 
+/* Closes hvdd's lifeline: hvdd begins to stop, and nothing waits for it
+ * yet (rendezvous_stop does). */
+void rendezvous_let_go(rendezvous *rv);
+
 /* Closes hvdd's lifeline (and the channel, unless its owner took it and
  * set channel_fd to -1) and reaps hvdd (SIGKILL after 2 s). */
 void rendezvous_stop(rendezvous *rv);

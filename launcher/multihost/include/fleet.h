@@ -22,6 +22,11 @@ typedef struct fleet_spec {
     /* --launcher slurm: started by the caller, freed by fleet_run (while
      * the stop signals are still blocked) */
     struct srun_step *step;
+    /* Called once every host's agent ended 0 with nothing gone wrong, so
+     * that nothing more is asked of hvdd: it may stop while Slurm ends
+     * its step (or NULL) */
+    void (*hvdd_done)(void *arg);
+    void *arg;
 } fleet_spec;
 
 /* Returns hvdrun's exit code. */
