@@ -19,8 +19,12 @@
 #include "hvd_clock.h"
 #include "hvdd_chan.h"
 
-/* A request's bytes at most: a path, a body as large as HTTP's */
-#define CHANNEL_MAX_IN (HVDD_MAX_BODY + HVDD_CHAN_MAX_PATH + 4096)
+/* What is read and not yet run, at most: a request's path and a body
+ * larger than HTTP's (which is answered 413, the channel going on) */
+#define CHANNEL_MAX_IN (2 * HVDD_MAX_BODY + HVDD_CHAN_MAX_PATH)
+/* Requests run or held at once, at most (more are answered 503): the
+ * launcher's own caps keep far below it */
+#define CHANNEL_MAX_LIVE 65536
 
 /* A channel request: conn first, so that server.c's conn is ours. */
 typedef struct chan_req {
@@ -41,6 +45,7 @@ struct hvdd_channel {
     int stop;       /* under the server's lock */
     conn *ready;    /* released, to run again (under the server's lock) */
     chan_req *live; /* this thread's own list */
+    int nlive;
     hvdd_frames in;
     char *out; /* answers not yet written */
     size_t out_len, out_cap;
@@ -82,6 +87,7 @@ unlink_req(hvdd_channel *ch, chan_req *q)
         ch->live = q->all_next;
     if (q->all_next)
         q->all_next->all_prev = q->all_prev;
+    ch->nlive--;
     free(q->c.body);
     free(q);
 }
@@ -113,28 +119,64 @@ run(hvdd_channel *ch, chan_req *q)
     unlink_req(ch, q);
 }
 
-/* A request out of its frame (header "ID METHOD WAIT PATHLEN BODYLEN"):
- * 0, or -1 when it is not one. */
-static int
-take_request(hvdd_channel *ch, const char *line, const char *payload)
+/* Answers a request that is not run (it was refused at the door). */
+static void
+refuse(hvdd_channel *ch, uint64_t id, int status, const char *why)
 {
-    chan_req *q = calloc(1, sizeof(*q));
-    size_t plen, blen;
-    long wait;
+    hvdd_response rs = {
+        .status = status, .body = (char *)why, .len = strlen(why)};
 
-    if (q == NULL)
+    if (id)
+        queue_answer(ch, id, &rs);
+}
+
+static int
+is_method(const char *m)
+{
+    return strcmp(m, "GET") == 0 || strcmp(m, "PUT") == 0 ||
+           strcmp(m, "POST") == 0 || strcmp(m, "DELETE") == 0;
+}
+
+/* A request out of its frame (header "ID METHOD WAIT PATHLEN BODYLEN"),
+ * run or refused: 0, or -1 when the header is not one (the channel is
+ * then done: only the launcher holds its other end, so that is a bug). */
+static int
+take_request(hvdd_channel *ch, const hvdd_frame *fr)
+{
+    const char *path = fr->payload;
+    size_t plen = fr->len[0], blen = fr->len[1];
+    char *end;
+    uint64_t id = strtoull(fr->word[0], &end, 10);
+    long wait = strtol(fr->word[2], NULL, 10);
+    chan_req *q;
+
+    if (*end || fr->word[0][0] < '0' || fr->word[0][0] > '9' ||
+        !is_method(fr->word[1]) || fr->word[2][0] < '0' ||
+        fr->word[2][0] > '9' || wait < 0)
         return -1;
-    if (sscanf(line, "%" SCNu64 " %7s %ld %zu %zu", &q->id, q->method, &wait,
-               &plen, &blen) != 5 ||
-        plen == 0 || plen > HVDD_CHAN_MAX_PATH || blen > HVDD_MAX_BODY ||
-        memchr(payload, '\0', plen) || wait < 0 ||
+    if (plen == 0 || plen > HVDD_CHAN_MAX_PATH || memchr(path, '\0', plen)) {
+        refuse(ch, id, 400, "bad path\n");
+        return 0;
+    }
+    if (blen > HVDD_MAX_BODY) {
+        refuse(ch, id, 413, "request body too large\n");
+        return 0;
+    }
+    if (ch->nlive >= CHANNEL_MAX_LIVE) {
+        refuse(ch, id, 503, "too many requests at once\n");
+        return 0;
+    }
+    if ((q = calloc(1, sizeof(*q))) == NULL ||
         (blen && (q->c.body = malloc(blen)) == NULL)) {
         free(q);
-        return -1;
+        refuse(ch, id, 500, "out of memory\n");
+        return 0;
     }
-    memcpy(q->path, payload, plen);
+    q->id = id;
+    snprintf(q->method, sizeof(q->method), "%s", fr->word[1]);
+    memcpy(q->path, path, plen);
     if (blen)
-        memcpy(q->c.body, payload + plen, blen);
+        memcpy(q->c.body, path + plen, blen);
     q->c.len = blen;
     q->c.conn_state = -1;
     q->c.chan = ch;
@@ -144,27 +186,26 @@ take_request(hvdd_channel *ch, const char *line, const char *payload)
     if (ch->live)
         ch->live->all_prev = q;
     ch->live = q;
+    ch->nlive++;
     run(ch, q);
     return 0;
 }
 
 /* Reads and runs what came: 0, or -1 once the launcher's end is gone (or
- * sent what is not a frame: only hvdrun holds it, so that is a bug). */
+ * sent what is not a frame). */
 static int
 read_requests(hvdd_channel *ch)
 {
-    char line[HVDD_CHAN_MAX_LINE];
-    const char *payload;
-    size_t frame;
+    hvdd_frame fr;
     ssize_t n = hvdd_frames_read(&ch->in, ch->fd, CHANNEL_MAX_IN);
     int r;
 
     if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK))
         return -1;
-    while ((r = hvdd_frames_next(&ch->in, 2, line, &payload, &frame)) == 1) {
-        if (take_request(ch, line, payload) != 0)
+    while ((r = hvdd_frames_next(&ch->in, 5, 2, CHANNEL_MAX_IN, &fr)) == 1) {
+        if (take_request(ch, &fr) != 0)
             return -1;
-        hvdd_frames_drop(&ch->in, frame);
+        hvdd_frames_drop(&ch->in, &fr);
     }
     return r < 0 ? -1 : 0;
 }
@@ -223,9 +264,12 @@ channel_main(void *arg)
                                0}};
         if (poll(p, 2, -1) < 0 && errno != EINTR)
             break;
-        if (p[0].revents && run_released(ch))
+        if (p[0].revents && run_released(ch)) {
+            if (open && ch->out_len) /* the 503s of the stop, if they go */
+                write_answers(ch);
             break;
-        if (open && (p[1].revents & (POLLIN | POLLHUP | POLLERR)) &&
+        }
+        if (open && (p[1].revents & (POLLIN | POLLHUP | POLLERR | POLLNVAL)) &&
             read_requests(ch) != 0)
             open = 0;
         if (open && ch->out_len && write_answers(ch) != 0)
@@ -256,6 +300,14 @@ hvdd_channel_start(hvdd_server *s, int fd, char *err, size_t errlen)
     ch->s = s;
     ch->fd = fd;
     fcntl(fd, F_SETFD, FD_CLOEXEC);
+    int type = 0;
+    socklen_t tl = sizeof(type);
+    if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &tl) != 0 ||
+        type != SOCK_STREAM) {
+        snprintf(err, errlen, "--channel-fd %d: not a stream socket", fd);
+        hvdd_channel_stop(ch);
+        return NULL;
+    }
     snprintf(ch->auth, sizeof(ch->auth), "Bearer %s", hvdd_server_token(s));
     sigfillset(&all); /* hvdd's signals are its main thread's */
     pthread_sigmask(SIG_BLOCK, &all, &old);

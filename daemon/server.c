@@ -48,7 +48,8 @@ struct hvdd_server {
     hvdd_channel *chan; /* the launcher's, or NULL */
 };
 
-/* Lets go of a held request; MHD calls the handler again for it. */
+/* Lets go of a held request: MHD calls the handler again for it, or the
+ * channel's thread runs it again. */
 static void
 release_held(hvdd_server *s, conn *c)
 {

@@ -1,12 +1,15 @@
 /* The launcher's end of the channel to hvdd (hvdd_chan.h). One thread
- * uses it: the fleet's loop. Writes block (hvdd reads its end at once,
- * its answers wait in its own buffer), reads never do. */
+ * uses it: the fleet's loop. Nothing here blocks but hvdd_chan_call's
+ * wait: requests queue until the socket takes them (hvdd prints its
+ * warnings to a pipe the launcher reads, holding its lock: a launcher
+ * blocked on a write to hvdd could never read them), and answers are
+ * read as they come. */
 #include "hvdd_chan.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <poll.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,8 +18,11 @@
 
 #include "hvd_clock.h"
 
-/* Answers kept at most: hvdd's to bodies of up to its 1 MiB values. */
-#define CHAN_MAX_BUFFERED ((size_t)64 << 20)
+/* What is read and not yet taken, at most: an answer of hvdd's is at
+ * most a 1 MiB value; many wait only when nobody takes them. */
+#define CHAN_MAX_IN ((size_t)64 << 20)
+/* Requests not yet written, at most (hvdd takes them as they come) */
+#define CHAN_MAX_OUT ((size_t)64 << 20)
 
 typedef struct kept {
     struct kept *next;
@@ -28,6 +34,8 @@ struct hvdd_chan {
     int gone; /* hvdd's end closed, or a broken frame */
     uint64_t last_id;
     hvdd_frames in;
+    char *out; /* requests not yet written */
+    size_t out_len, out_cap;
     kept *head, *tail; /* answers taken in while a call waited */
 };
 
@@ -40,6 +48,7 @@ hvdd_chan_new(int fd)
         close(fd);
         return NULL;
     }
+    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
     ch->fd = fd;
     return ch;
 }
@@ -56,14 +65,16 @@ hvdd_chan_free(hvdd_chan *ch)
         free(k);
     }
     hvdd_frames_release(&ch->in);
+    free(ch->out);
     close(ch->fd);
     free(ch);
 }
 
 int
-hvdd_chan_fd(const hvdd_chan *ch)
+hvdd_chan_fd(const hvdd_chan *ch, short *events)
 {
-    return ch->fd;
+    *events = (short)(POLLIN | (ch->out_len ? POLLOUT : 0));
+    return ch->gone ? -1 : ch->fd;
 }
 
 uint64_t
@@ -72,29 +83,43 @@ hvdd_chan_next_id(hvdd_chan *ch)
     return ++ch->last_id;
 }
 
-/* Sends every byte of v (MSG_NOSIGNAL: a gone hvdd is an error, not a
- * SIGPIPE): 0, or -1. */
-static int
-write_all(int fd, struct iovec *v, int n)
+/* Writes what the socket takes now (MSG_NOSIGNAL: a gone hvdd is an
+ * error, not a SIGPIPE). */
+static void
+flush_out(hvdd_chan *ch)
 {
-    while (n > 0) {
-        struct msghdr m = {.msg_iov = v, .msg_iovlen = (size_t)n};
-        ssize_t w = sendmsg(fd, &m, MSG_NOSIGNAL);
+    while (ch->out_len && !ch->gone) {
+        ssize_t w =
+            send(ch->fd, ch->out, ch->out_len, MSG_DONTWAIT | MSG_NOSIGNAL);
         if (w < 0 && errno == EINTR)
             continue;
-        if (w <= 0)
-            return -1;
-        size_t done = (size_t)w;
-        while (n > 0 && done >= v->iov_len) {
-            done -= v->iov_len;
-            v++;
-            n--;
+        if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            return;
+        if (w <= 0) {
+            ch->gone = 1;
+            return;
         }
-        if (n > 0) {
-            v->iov_base = (char *)v->iov_base + done;
-            v->iov_len -= done;
-        }
+        memmove(ch->out, ch->out + w, ch->out_len - (size_t)w);
+        ch->out_len -= (size_t)w;
     }
+}
+
+/* Appends n bytes to the requests to write: 0, or -1. */
+static int
+queue(hvdd_chan *ch, const void *p, size_t n)
+{
+    if (ch->out_len + n > ch->out_cap) {
+        size_t cap = ch->out_cap ? ch->out_cap : 4096;
+        while (cap < ch->out_len + n)
+            cap *= 2;
+        char *q = realloc(ch->out, cap);
+        if (q == NULL)
+            return -1;
+        ch->out = q;
+        ch->out_cap = cap;
+    }
+    memcpy(ch->out + ch->out_len, p, n);
+    ch->out_len += n;
     return 0;
 }
 
@@ -103,24 +128,26 @@ hvdd_chan_send(hvdd_chan *ch, uint64_t id, const char *method, const char *path,
                long wait_ms, const void *body, size_t len)
 {
     char line[HVDD_CHAN_MAX_LINE];
-    size_t plen = strlen(path);
+    size_t plen = strlen(path), at = ch->out_len;
     int n;
 
+    flush_out(ch);
     if (ch->gone)
         return HVDD_ECONNECT;
-    if (plen > HVDD_CHAN_MAX_PATH)
+    if (plen == 0 || plen > HVDD_CHAN_MAX_PATH || len > HVDD_CHAN_MAX_BODY)
         return HVDD_EINVAL;
     n = snprintf(line, sizeof(line), "%" PRIu64 " %s %ld %zu %zu\n", id, method,
                  wait_ms < 0 ? 0 : wait_ms, plen, len);
     if (n < 0 || (size_t)n >= sizeof(line))
         return HVDD_EINVAL;
-    struct iovec v[3] = {{line, (size_t)n},
-                         {(void *)path, plen},
-                         {(void *)(body ? body : ""), body ? len : 0}};
-    if (write_all(ch->fd, v, 3) != 0) {
-        ch->gone = 1;
-        return HVDD_ECONNECT;
+    if (ch->out_len + (size_t)n + plen + len > CHAN_MAX_OUT)
+        return HVDD_ENOMEM;
+    if (queue(ch, line, (size_t)n) != 0 || queue(ch, path, plen) != 0 ||
+        (len && queue(ch, body, len) != 0)) {
+        ch->out_len = at; /* none of it */
+        return HVDD_ENOMEM;
     }
+    flush_out(ch);
     return 0;
 }
 
@@ -128,24 +155,21 @@ hvdd_chan_send(hvdd_chan *ch, uint64_t id, const char *method, const char *path,
 static int
 parse_one(hvdd_chan *ch, hvdd_chan_answer *a)
 {
-    char line[HVDD_CHAN_MAX_LINE];
-    const char *payload;
-    size_t frame, len;
-    int r = hvdd_frames_next(&ch->in, 1, line, &payload, &frame), status;
-    uint64_t id;
+    hvdd_frame fr;
+    int r = hvdd_frames_next(&ch->in, 3, 1, CHAN_MAX_IN, &fr);
+    char *end;
 
     if (r <= 0)
         return r;
-    if (sscanf(line, "%" SCNu64 " %d %zu", &id, &status, &len) != 3)
+    a->id = strtoull(fr.word[0], &end, 10);
+    a->status = (int)strtol(fr.word[1], NULL, 10);
+    if (*end || fr.word[0][0] < '0' || fr.word[0][0] > '9' || a->status < 100 ||
+        a->status > 599 || (a->body = malloc(fr.len[0] + 1)) == NULL)
         return -1;
-    if ((a->body = malloc(len + 1)) == NULL)
-        return -1;
-    memcpy(a->body, payload, len);
-    a->body[len] = '\0';
-    a->id = id;
-    a->status = status;
-    a->len = len;
-    hvdd_frames_drop(&ch->in, frame);
+    memcpy(a->body, fr.payload, fr.len[0]);
+    a->body[fr.len[0]] = '\0';
+    a->len = fr.len[0];
+    hvdd_frames_drop(&ch->in, &fr);
     return 1;
 }
 
@@ -153,6 +177,7 @@ parse_one(hvdd_chan *ch, hvdd_chan_answer *a)
 static int
 next_answer(hvdd_chan *ch, hvdd_chan_answer *a)
 {
+    flush_out(ch);
     for (;;) {
         int r = ch->gone ? 0 : parse_one(ch, a);
         if (r != 0) {
@@ -161,7 +186,7 @@ next_answer(hvdd_chan *ch, hvdd_chan_answer *a)
         }
         if (ch->gone)
             return -1;
-        ssize_t n = hvdd_frames_read(&ch->in, ch->fd, CHAN_MAX_BUFFERED);
+        ssize_t n = hvdd_frames_read(&ch->in, ch->fd, CHAN_MAX_IN);
         if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
             return 0;
         if (n <= 0)
@@ -187,13 +212,11 @@ hvdd_chan_take(hvdd_chan *ch, hvdd_chan_answer *a)
 int
 hvdd_chan_pending(const hvdd_chan *ch)
 {
-    hvdd_frames in = ch->in; /* (looked at, not changed) */
-    char line[HVDD_CHAN_MAX_LINE];
-    const char *payload;
-    size_t frame;
+    hvdd_frame fr;
 
     return ch->head != NULL ||
-           (!ch->gone && hvdd_frames_next(&in, 1, line, &payload, &frame) == 1);
+           (!ch->gone && hvdd_frames_next((hvdd_frames *)&ch->in, 3, 1,
+                                          CHAN_MAX_IN, &fr) == 1);
 }
 
 /* Keeps a for hvdd_chan_take (its body is dropped when out of memory). */
@@ -239,40 +262,11 @@ hvdd_chan_call(hvdd_chan *ch, const char *method, const char *path,
         double left = until - hvd_mono_now();
         if (left <= 0)
             return HVDD_ETIMEOUT;
-        struct pollfd p = {ch->fd, POLLIN, 0};
+        struct pollfd p = {ch->fd, 0, 0};
+        p.fd = hvdd_chan_fd(ch, &p.events);
         poll(&p, 1, (int)(left * 1000) + 1);
     }
     return r;
-}
-
-int
-hvdd_answer_code(int status, const char *body, size_t len, const char *what,
-                 char *err, size_t errlen)
-{
-    const char *why = body && len ? body : "";
-    int n = (int)strcspn(why, "\n"), code;
-
-    if (status == 200)
-        return 0;
-    switch (status) {
-    case 404:
-        code = HVDD_ENOTFOUND;
-        break;
-    case 408:
-        code = HVDD_ETIMEOUT;
-        break;
-    case 410: /* the job aborted, or a rejoin of a worker left out */
-        code =
-            strncmp(why, "job aborted", 11) == 0 ? HVDD_EABORTED : HVDD_EGONE;
-        break;
-    default:
-        code = status >= 400 && status < 500 ? HVDD_EREFUSED : HVDD_EPROTO;
-    }
-    if (code == HVDD_EREFUSED || code == HVDD_EPROTO)
-        snprintf(err, errlen, "%s: HTTP %d: %.*s", what, status, n, why);
-    else
-        snprintf(err, errlen, "%s: %.*s", what, n, why);
-    return code;
 }
 
 int
@@ -294,7 +288,9 @@ hvdd_chan_post(hvdd_chan *ch, const char *what, json_t *j, long timeout_ms,
     free(body);
     if (r != 0)
         snprintf(err, errlen, "%s: %s", path,
-                 r == HVDD_ETIMEOUT ? "timed out" : "hvdd is gone");
+                 r == HVDD_ETIMEOUT   ? "timed out"
+                 : r == HVDD_ECONNECT ? "hvdd is gone"
+                                      : "cannot send it");
     else
         r = hvdd_answer_code(a.status, a.body, a.len, path, err, errlen);
     if (r == 0 && answer &&

@@ -12,6 +12,11 @@ hvdd_frames_read(hvdd_frames *f, int fd, size_t max)
 {
     ssize_t n;
 
+    if (f->off > 0) { /* what was taken goes once per read, not per frame */
+        memmove(f->p, f->p + f->off, f->len - f->off);
+        f->len -= f->off;
+        f->off = 0;
+    }
     if (f->len >= max) {
         errno = EMSGSIZE;
         return -1;
@@ -32,65 +37,76 @@ hvdd_frames_read(hvdd_frames *f, int fd, size_t max)
     return n;
 }
 
-/* The decimal number of word (no sign, nothing else): 0, or -1. */
+/* The decimal number word is (digits only): 0, or -1. */
 static int
 length_of(const char *word, size_t *out)
 {
-    char *end;
-    unsigned long long v;
+    size_t v = 0;
 
-    if (*word < '0' || *word > '9')
+    if (*word == '\0' || strlen(word) > 12)
         return -1;
-    errno = 0;
-    v = strtoull(word, &end, 10);
-    if (errno || *end || v > (1ull << 40))
-        return -1;
-    *out = (size_t)v;
+    for (; *word; word++) {
+        if (*word < '0' || *word > '9')
+            return -1;
+        v = v * 10 + (size_t)(*word - '0');
+    }
+    *out = v;
     return 0;
 }
 
-int
-hvdd_frames_next(hvdd_frames *f, int nlens, char *line, const char **payload,
-                 size_t *frame)
+/* fr's line cut into words: their count. */
+static int
+split(hvdd_frame *fr)
 {
-    char *nl = f->len ? memchr(f->p, '\n', f->len) : NULL;
-    char copy[HVDD_CHAN_MAX_LINE], *w[8];
-    size_t head, body = 0;
-    int nw = 0;
+    int n = 0;
+    char *save = NULL;
+
+    for (char *s = fr->line; n < 8; s = NULL)
+        if ((fr->word[n] = strtok_r(s, " ", &save)) == NULL)
+            return n;
+        else
+            n++;
+    return strtok_r(NULL, " ", &save) ? 9 : 8;
+}
+
+int
+hvdd_frames_next(hvdd_frames *f, int nwords, int nlens, size_t max,
+                 hvdd_frame *fr)
+{
+    const char *at = f->p + f->off;
+    size_t have = f->len - f->off, head, body = 0;
+    const char *nl = have ? memchr(at, '\n', have) : NULL;
 
     if (nl == NULL)
-        return f->len >= HVDD_CHAN_MAX_LINE ? -1 : 0;
-    head = (size_t)(nl - f->p);
-    if (head >= HVDD_CHAN_MAX_LINE || memchr(f->p, '\0', head))
+        return have >= HVDD_CHAN_MAX_LINE ? -1 : 0;
+    head = (size_t)(nl - at);
+    if (head >= HVDD_CHAN_MAX_LINE || memchr(at, '\0', head))
         return -1;
-    memcpy(line, f->p, head);
-    line[head] = '\0';
-    memcpy(copy, line, head + 1);
-    for (char *s = copy, *save = NULL; nw < 8; s = NULL) {
-        if ((w[nw] = strtok_r(s, " ", &save)) == NULL)
-            break;
-        nw++;
-    }
-    if (nw < nlens)
+    memcpy(fr->line, at, head);
+    fr->line[head] = '\0';
+    if (split(fr) != nwords || nlens < 1 || nlens > 2 || nlens > nwords)
         return -1;
-    for (int k = nw - nlens; k < nw; k++) {
-        size_t v;
-        if (length_of(w[k], &v) != 0 || body + v < body)
+    fr->len[1] = 0;
+    for (int k = 0; k < nlens; k++) {
+        if (length_of(fr->word[nwords - nlens + k], &fr->len[k]) != 0)
             return -1;
-        body += v;
+        body += fr->len[k];
     }
-    if (f->len - head - 1 < body)
+    if (body > max)
+        return -1; /* at once, before its bytes are buffered */
+    if (have - head - 1 < body)
         return 0;
-    *payload = nl + 1;
-    *frame = head + 1 + body;
+    fr->payload = nl + 1;
+    fr->bytes = head + 1 + body;
     return 1;
 }
 
 void
-hvdd_frames_drop(hvdd_frames *f, size_t frame)
+hvdd_frames_drop(hvdd_frames *f, const hvdd_frame *fr)
 {
-    memmove(f->p, f->p + frame, f->len - frame);
-    f->len -= frame;
+    f->off += fr->bytes;
+    if (f->off == f->len)
+        f->off = f->len = 0;
 }
 
 void

@@ -1,7 +1,8 @@
 /* hvdd_client.h for the agent, through hvdrun (agent_relay.h): each call
  * is a control line on stdout, and the caller's thread waits for the
  * answer that agent_stdin.c hands over. The same codes and error texts as
- * libcurl's client: hvdrun-ssh makes the call with that one. */
+ * the HTTP client's: hvdrun-ssh maps hvdd's answers with the same
+ * hvdd_answer_code. */
 #include <errno.h>
 #include <jansson.h>
 #include <pthread.h>

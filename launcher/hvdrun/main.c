@@ -43,7 +43,7 @@ print_plan(const settings *s, FILE *f)
 }
 
 /* Runs a program that lives beside this one: `hvdrun --agent` is
- * hvdrun-agent (it links libcurl), and jobs that reach other hosts run in
+ * hvdrun-agent, and jobs that reach other hosts run in
  * hvdrun-ssh, this program linked with libssh2 (whose loading would cost
  * every local job's start about a millisecond). Returns only on failure. */
 static int

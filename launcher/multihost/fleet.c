@@ -564,8 +564,11 @@ wait_io(fleet *j)
     p[m++] = (struct pollfd){j->sigfd, POLLIN, 0};
     if (j->events_fd >= 0)
         p[m++] = (struct pollfd){j->events_fd, POLLIN, 0};
-    if (j->relay)
-        p[m++] = (struct pollfd){relay_fd(j->relay), POLLIN, 0};
+    if (j->relay) { /* (-1 once hvdd is gone: poll skips it) */
+        p[m] = (struct pollfd){-1, 0, 0};
+        p[m].fd = relay_fd(j->relay, &p[m].events);
+        m++;
+    }
     for (int k = 0; k < 2; k++) /* the discovery script's pipes */
         if (fleet_hosts_fd(j, k) >= 0)
             p[m++] = (struct pollfd){fleet_hosts_fd(j, k), POLLIN, 0};
@@ -804,16 +807,18 @@ clear_progress(void *p)
     progress_clear(p);
 }
 
+/* What SSH logins need: the agents' command, the user, known_hosts, and
+ * libssh2 set up (its OpenSSL's): not under srun, whose step starts
+ * every agent, so as not to take CPU from Slurm's start of it. */
 static int
-setup(fleet *j)
+setup_ssh(fleet *j)
 {
     char quoted[PATH_MAX + 16], hvdrun[PATH_MAX + 16];
     const char *remote = cfg_values_get(&j->s->values, CFG_OPT_REMOTE_HVDRUN);
     struct passwd *pw = getpwuid(getuid());
 
-    /* this program is hvdrun-ssh; the hosts run the hvdrun beside it */
-    if (sibling_path("hvdrun-agent", j->agent_path, sizeof(j->agent_path)) ||
-        sibling_path("hvdrun", hvdrun, sizeof(hvdrun)))
+    /* the hosts run the hvdrun beside this program */
+    if (sibling_path("hvdrun", hvdrun, sizeof(hvdrun)))
         return -1;
     shell_quote(remote ? remote : hvdrun, quoted, sizeof(quoted));
     snprintf(j->command, sizeof(j->command), "exec %s --agent%s", quoted,
@@ -825,12 +830,24 @@ setup(fleet *j)
     known_hosts_default(j->known_hosts, sizeof(j->known_hosts));
     j->accept_new = cfg_values_flag(&j->s->values, CFG_OPT_SSH_ACCEPT_NEW) ||
                     known_hosts_config_accepts_new();
+    if (hvdrun_links_begin() != 0)
+        return -1;
+    j->links_begun = 1;
+    return 0;
+}
+
+static int
+setup(fleet *j)
+{
+    if (sibling_path("hvdrun-agent", j->agent_path, sizeof(j->agent_path)))
+        return -1;
+    if (j->step == NULL && setup_ssh(j) != 0)
+        return -1;
     j->sigfd = hvdrun_signals_open(&j->old_mask);
-    if (j->sigfd < 0 || hvdrun_links_begin() != 0)
+    if (j->sigfd < 0)
         return -1;
     if (!j->spec->check_only && (j->relay = relay_new(j->spec->chan)) == NULL)
         return -1;
-    j->links_begun = 1;
     if (j->step) /* srun's lines go out on a clean line */
         srun_step_on_print(j->step, clear_progress, &j->progress);
     return 0;

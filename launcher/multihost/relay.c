@@ -61,6 +61,8 @@ struct relay {
 static const char *const routes[] = {
     "agent",           "agent/targets", "agent/probes", "agent/decision",
     "agent/heartbeat", "agent/exit",    "exit"};
+/* The reports, which may be quiet: never held by hvdd */
+static const char *const reports[] = {"agent/exit", "exit"};
 
 relay *
 relay_new(hvdd_chan *ch)
@@ -73,9 +75,9 @@ relay_new(hvdd_chan *ch)
 }
 
 int
-relay_fd(const relay *r)
+relay_fd(const relay *r, short *events)
 {
-    return hvdd_chan_fd(r->ch);
+    return hvdd_chan_fd(r->ch, events);
 }
 
 int
@@ -195,11 +197,11 @@ fail_waiting(relay *r, int all, int code, const char *why)
     }
 }
 
-int
-relay_take(relay *r, int *host, unsigned *gen, char **line)
+/* hvdd's answers that came, and the calls past their time, answered. */
+static void
+pump(relay *r)
 {
     hvdd_chan_answer a;
-    answer *q;
     int n;
 
     while ((n = hvdd_chan_take(r->ch, &a)) > 0) {
@@ -216,6 +218,15 @@ relay_take(relay *r, int *host, unsigned *gen, char **line)
         fail_waiting(r, 1, HVDD_ECONNECT, "cannot reach hvdd: it is gone");
     else
         fail_waiting(r, 0, HVDD_ETIMEOUT, "timed out waiting for hvdd");
+}
+
+int
+relay_take(relay *r, int *host, unsigned *gen, char **line)
+{
+    answer *q;
+
+    if (r->head == NULL) /* (once per round of the fleet's takes) */
+        pump(r);
     if ((q = r->head) == NULL)
         return 0;
     if ((r->head = q->next) == NULL)
@@ -250,6 +261,15 @@ bounded(json_t *v, long dflt)
     json_int_t n = json_is_integer(v) ? json_integer_value(v) : dflt;
 
     return n < 0 ? 0 : n > RELAY_MAX_WAIT_MS ? RELAY_MAX_WAIT_MS : (long)n;
+}
+
+static int
+is_report(const char *what)
+{
+    for (size_t i = 0; i < sizeof(reports) / sizeof(reports[0]); i++)
+        if (strcmp(what, reports[i]) == 0)
+            return 1;
+    return 0;
 }
 
 static int
@@ -312,6 +332,8 @@ parse(call *c, json_t *o)
         c->body = json_incref(body);
         c->want = json_is_true(json_object_get(o, "want"));
         c->quiet = json_is_true(json_object_get(o, "quiet"));
+        if (c->quiet && !is_report(what))
+            return "only a report may be quiet";
         c->timeout_ms = bounded(json_object_get(o, "timeout"), 30000);
         return NULL;
     }
@@ -358,9 +380,9 @@ host_slot(relay *r, int host)
 }
 
 /* Sends c; NULL (c is the relay's, or freed when quiet), or why not (c
- * untouched). */
+ * untouched, *code the answer's). */
 static const char *
-start(relay *r, call *c)
+start(relay *r, call *c, int *code)
 {
     char path[96], *body = NULL;
     const char *method = c->op == 'p' ? "POST" : c->op == 'u' ? "PUT" : "GET";
@@ -384,9 +406,12 @@ start(relay *r, call *c)
     c->req = c->quiet ? 0 : hvdd_chan_next_id(r->ch);
     e = hvdd_chan_send(r->ch, c->req, method, path, c->wait_ms, bytes, len);
     free(body);
-    if (e != 0)
+    if (e != 0) {
+        *code = e == HVDD_ECONNECT ? HVDD_ECONNECT : HVDD_EREFUSED;
         return e == HVDD_ECONNECT ? "cannot reach hvdd: it is gone"
-                                  : "a call hvdd cannot take";
+               : e == HVDD_EINVAL ? "too large for hvdd"
+                                  : "hvdd takes no more now";
+    }
     if (c->quiet) {
         call_free(c);
         return NULL;
@@ -424,17 +449,20 @@ relay_call(relay *r, int host, unsigned gen, const char *json)
     if (host < 0)
         why = "no such host";
     if (why == NULL && (why = parse(c, o)) == NULL) {
-        if ((why = start(r, c)) == NULL) {
+        code = HVDD_EREFUSED;
+        if ((why = start(r, c, &code)) == NULL) {
             json_decref(o);
             return;
         }
-        code = HVDD_EREFUSED;
     }
     /* refused here, without reaching hvdd */
     char text[128];
     if (c == NULL && json_is_object(o)) /* still its id, for its answer */
         none.id = json_integer_value(json_object_get(o, "id"));
-    snprintf(text, sizeof(text), "hvdrun refused the call: %s", why);
+    if (code == HVDD_ECONNECT)
+        snprintf(text, sizeof(text), "%s", why);
+    else
+        snprintf(text, sizeof(text), "hvdrun refused the call: %s", why);
     push(r, host, gen, answer_line(c ? c : &none, code, text, NULL, NULL));
     call_free(c);
     json_decref(o);

@@ -71,7 +71,7 @@ hvdrun_summary_print(hvdd_chan *ch)
     int ng = 0;
     size_t i;
 
-    if (hvdd_chan_call(ch, "GET", "/v1/status", 0, NULL, 0, 1000, &a) == 0 &&
+    if (hvdd_chan_call(ch, "GET", "/v1/status", 0, NULL, 0, 10000, &a) == 0 &&
         a.status == 200)
         st = json_loadb(a.body, a.len, 0, NULL);
     json_array_foreach(json_object_get(st, "ranks"), i, r)

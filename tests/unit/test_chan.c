@@ -2,13 +2,18 @@
  * they arrive, and refused when their header is not one; against a real
  * hvdd, answers to held requests come when released while later ones go
  * on, a waiting call keeps the others' answers for hvdd_chan_take (and
- * says so through hvdd_chan_pending), a 1 MiB value goes both ways, and a
- * request that is not one ends the channel, not hvdd. */
+ * says so through hvdd_chan_pending), a 1 MiB value goes both ways, a
+ * body over hvdd's limit is answered 413 and the channel goes on, a
+ * request that is not one (extra words in its header included) ends the
+ * channel, not hvdd, and hvdd refuses a --channel-fd that is no
+ * socket. */
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "hvdd_chan.h"
@@ -23,7 +28,8 @@ next(hvdd_chan *ch)
     int n = 0;
 
     for (int i = 0; i < 100 && (n = hvdd_chan_take(ch, &a)) == 0; i++) {
-        struct pollfd p = {hvdd_chan_fd(ch), POLLIN, 0};
+        struct pollfd p = {-1, 0, 0};
+        p.fd = hvdd_chan_fd(ch, &p.events);
         poll(&p, 1, 100);
     }
     ck_assert_int_eq(n, 1);
@@ -66,6 +72,10 @@ START_TEST(frames_are_taken_whole_however_they_come)
         poll(&p, 1, 1000);
     }
     ck_assert_int_eq(hvdd_chan_take(ch, &a), -1);
+    {
+        short ev;
+        ck_assert_int_eq(hvdd_chan_fd(ch, &ev), -1); /* nothing to poll */
+    }
     ck_assert_int_eq(hvdd_chan_send(ch, 11, "GET", "/x", 0, NULL, 0),
                      HVDD_ECONNECT);
     hvdd_chan_free(ch);
@@ -97,7 +107,8 @@ START_TEST(held_requests_answer_when_released_and_calls_keep_the_rest)
     ck_assert_int_eq(b.status, 200);
     free(b.body);
     for (int i = 0; i < 50 && !hvdd_chan_pending(ch); i++) {
-        struct pollfd p = {hvdd_chan_fd(ch), POLLIN, 0};
+        struct pollfd p = {-1, 0, 0};
+        p.fd = hvdd_chan_fd(ch, &p.events);
         poll(&p, 1, 100);
         if (hvdd_chan_take(ch, &a) == 1) { /* came after the call */
             ck_assert_uint_eq(a.id, 1);
@@ -145,6 +156,118 @@ START_TEST(a_mebibyte_goes_both_ways)
 }
 END_TEST
 
+/* hvdd's answer on a raw channel (no hvdd_chan), up to 5 s: its header
+ * line, or "" when the channel ended. */
+static void
+raw_answer(int fd, char *line, size_t size)
+{
+    size_t n = 0;
+
+    line[0] = '\0';
+    while (n + 1 < size) {
+        struct pollfd p = {fd, POLLIN, 0};
+        if (poll(&p, 1, 5000) <= 0 || read(fd, line + n, 1) != 1)
+            break;
+        if (line[n++] == '\n')
+            break;
+    }
+    line[n] = '\0';
+}
+
+START_TEST(a_body_over_the_limit_is_refused_and_the_channel_goes_on)
+{
+    hvdd_fixture f;
+    size_t big = HVDD_CHAN_MAX_BODY + 10;
+    char *body = calloc(1, big), head[64], line[64];
+    int n;
+
+    ck_assert_ptr_nonnull(body);
+    hvdd_fixture_start(&f);
+    n = snprintf(head, sizeof(head), "5 PUT 0 9 %zu\n/hvdrun/k", big);
+    ck_assert_int_eq(write(f.chan, head, (size_t)n), n);
+    for (size_t at = 0; at < big;) {
+        ssize_t w = write(f.chan, body + at, big - at);
+        ck_assert_int_gt(w, 0);
+        at += (size_t)w;
+    }
+    raw_answer(f.chan, line, sizeof(line));
+    ck_assert_str_eq(line, "5 413 23\n");
+    raw_answer(f.chan, line, sizeof(line)); /* its body's line */
+    ck_assert_int_eq(write(f.chan, "6 GET 0 9 0\n/hvdrun/k", 21), 21);
+    raw_answer(f.chan, line, sizeof(line));
+    ck_assert_int_eq(strncmp(line, "6 404 ", 6), 0);
+    free(body);
+    close(f.chan);
+    hvdd_fixture_stop(&f);
+}
+END_TEST
+
+/* A header hvdd must refuse whole: the channel ends, hvdd serves on. */
+static void
+ends_the_channel(const char *bytes, size_t len)
+{
+    hvdd_fixture f;
+    char line[64];
+
+    hvdd_fixture_start(&f);
+    ck_assert_int_eq(write(f.chan, bytes, len), (ssize_t)len);
+    raw_answer(f.chan, line, sizeof(line));
+    ck_assert_str_eq(line, ""); /* no answer: the end */
+    ck_assert_int_eq(kill(f.pid, 0), 0);
+    close(f.chan);
+    hvdd_fixture_stop(&f);
+}
+
+START_TEST(headers_that_are_not_one_end_the_channel_not_hvdd)
+{
+    /* extra words: hvdd once took the lengths from the first five words
+     * and read past its buffer */
+    ends_the_channel("1 PUT 0 2048 1048576 0 0\n", 25);
+    ends_the_channel("7 PUT 0 12 40 0 0\n/hvdrun/leak", 30);
+    ends_the_channel("1 GET x 2 0\n/x", 14);
+    ends_the_channel("1 FETCH 0 2 0\n/x", 16);
+    ends_the_channel("-1 GET 0 2 0\n/x", 15);
+}
+END_TEST
+
+START_TEST(a_channel_fd_that_is_no_socket_is_refused)
+{
+    int out[2], in[2], status;
+    char buf[512] = {0};
+    ssize_t n;
+    pid_t pid;
+
+    ck_assert_int_eq(pipe(out), 0);
+    ck_assert_int_eq(pipe(in), 0);
+    ck_assert_int_eq(
+        write(in[1], HVDD_FIXTURE_TOKEN "\n", strlen(HVDD_FIXTURE_TOKEN) + 1),
+        strlen(HVDD_FIXTURE_TOKEN) + 1);
+    close(in[1]);
+    if ((pid = fork()) == 0) {
+        int null = open("/dev/null", O_RDONLY);
+        dup2(in[0], 0);
+        dup2(out[1], 2);
+        dup2(null, 9); /* a descriptor, but a file */
+        execl(HVD_BIN_DIR "/hvdd", "hvdd", "--size", "1", "--listen",
+              "127.0.0.1:0", "--token-stdin", "--channel-fd", "9",
+              (char *)NULL);
+        _exit(127);
+    }
+    close(out[1]);
+    close(in[0]);
+    for (size_t at = 0; at + 1 < sizeof(buf); at += (size_t)n) /* to EOF */
+        if ((n = read(out[0], buf + at, sizeof(buf) - 1 - at)) <= 0) {
+            n = (ssize_t)at;
+            break;
+        }
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    ck_assert(WIFEXITED(status) && WEXITSTATUS(status) != 0);
+    ck_assert_int_gt(n, 0);
+    ck_assert_msg(strstr(buf, "not a stream socket"), "said: %s", buf);
+    close(out[0]);
+}
+END_TEST
+
 START_TEST(a_request_that_is_not_one_ends_the_channel_not_hvdd)
 {
     hvdd_fixture f;
@@ -156,7 +279,8 @@ START_TEST(a_request_that_is_not_one_ends_the_channel_not_hvdd)
     ck_assert_int_eq(write(f.chan, "1 GET x 2 0\n/x", 14), 14);
     ck_assert_ptr_nonnull(ch = hvdd_chan_new(f.chan));
     for (int i = 0; i < 50 && (n = hvdd_chan_take(ch, &a)) == 0; i++) {
-        struct pollfd p = {hvdd_chan_fd(ch), POLLIN, 0};
+        struct pollfd p = {-1, 0, 0};
+        p.fd = hvdd_chan_fd(ch, &p.events);
         poll(&p, 1, 100);
     }
     ck_assert_int_eq(n, -1);
@@ -177,6 +301,9 @@ suite(void)
     ADD(tc, held_requests_answer_when_released_and_calls_keep_the_rest);
     ADD(tc, a_mebibyte_goes_both_ways);
     ADD(tc, a_request_that_is_not_one_ends_the_channel_not_hvdd);
+    ADD(tc, a_body_over_the_limit_is_refused_and_the_channel_goes_on);
+    ADD(tc, headers_that_are_not_one_end_the_channel_not_hvdd);
+    ADD(tc, a_channel_fd_that_is_no_socket_is_refused);
     suite_add_tcase(s, tc);
     return s;
 }

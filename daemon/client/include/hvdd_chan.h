@@ -26,25 +26,35 @@
 
 #define HVDD_CHAN_MAX_LINE 128
 #define HVDD_CHAN_MAX_PATH 2048
+/* A body at most: hvdd's own limit over HTTP (1 MiB + 4 KiB) */
+#define HVDD_CHAN_MAX_BODY ((1u << 20) + 4096)
 
-/* What has come in on one end, not yet taken. */
+/* What has come in on one end: p[off..len) is not yet taken. */
 typedef struct hvdd_frames {
     char *p;
-    size_t len, cap;
+    size_t off, len, cap;
 } hvdd_frames;
 
 /* Reads what fd has now, without blocking: bytes read, 0 at EOF, -1 with
  * errno (EAGAIN: nothing yet). At most max bytes are buffered. */
 ssize_t hvdd_frames_read(hvdd_frames *f, int fd, size_t max);
 
-/* The first whole frame whose header line ends in nlens lengths: 1 with
- * the line (NUL-ended, without its newline) in line and where the bytes
- * after it begin in *payload (the caller uses them, then calls
- * hvdd_frames_drop with *frame); 0 while incomplete; -1 when the header
- * is not one (too long, or the lengths are not numbers). */
-int hvdd_frames_next(hvdd_frames *f, int nlens, char *line,
-                     const char **payload, size_t *frame);
-void hvdd_frames_drop(hvdd_frames *f, size_t frame);
+/* A frame's header: its words (the line cut at its spaces). */
+typedef struct hvdd_frame {
+    char line[HVDD_CHAN_MAX_LINE]; /* its words, each NUL-ended */
+    char *word[8];
+    size_t len[2];       /* the lengths its last words give */
+    const char *payload; /* the bytes after the line: len[0] + len[1] */
+    size_t bytes;        /* of the whole frame, line included */
+} hvdd_frame;
+
+/* The first whole frame, if its header has exactly nwords words of which
+ * the last nlens (1 or 2) are the lengths of what follows (decimal
+ * digits, together at most max): 1 with it in *fr (use it, then call
+ * hvdd_frames_drop); 0 while incomplete; -1 when the header is not one. */
+int hvdd_frames_next(hvdd_frames *f, int nwords, int nlens, size_t max,
+                     hvdd_frame *fr);
+void hvdd_frames_drop(hvdd_frames *f, const hvdd_frame *fr);
 void hvdd_frames_release(hvdd_frames *f);
 
 typedef struct hvdd_chan hvdd_chan;
@@ -56,24 +66,31 @@ typedef struct hvdd_chan_answer {
     size_t len;
 } hvdd_chan_answer;
 
-/* Takes fd (the launcher's end). NULL when out of memory (fd closed). */
+/* Takes fd (the launcher's end, made non-blocking). NULL when out of
+ * memory (fd closed). */
 hvdd_chan *hvdd_chan_new(int fd);
 /* Closes the end; hvdd goes on serving HTTP. NULL accepted. */
 void hvdd_chan_free(hvdd_chan *ch);
-/* Readable when answers may have come. */
-int hvdd_chan_fd(const hvdd_chan *ch);
+/* What to poll: the descriptor, and in *events POLLIN, with POLLOUT while
+ * requests wait to be written; -1 once hvdd is gone (nothing to wait
+ * for: hvdd_chan_take says so at once). */
+int hvdd_chan_fd(const hvdd_chan *ch, short *events);
 /* A fresh id (never 0). */
 uint64_t hvdd_chan_next_id(hvdd_chan *ch);
 
-/* Sends one request (blocking until written): 0, HVDD_EINVAL (a path too
- * long), or HVDD_ECONNECT once hvdd's end is gone. */
+/* Queues one request and writes what the socket takes now (never
+ * blocking: hvdd may itself wait on the launcher, for its stdout to be
+ * read): 0, HVDD_EINVAL (a path or body too long), HVDD_ENOMEM (too much
+ * waits unwritten: hvdd takes nothing), or HVDD_ECONNECT once hvdd's end
+ * is gone. */
 int hvdd_chan_send(hvdd_chan *ch, uint64_t id, const char *method,
                    const char *path, long wait_ms, const void *body,
                    size_t len);
 
-/* Reads what came, never blocking, and gives the next answer: 1 (the
- * caller frees a->body), 0 when none waits, -1 once hvdd is gone (its
- * end closed, or a frame that is not one) and no answer will come. */
+/* Writes what waits and reads what came, never blocking, and gives the
+ * next answer: 1 (the caller frees a->body), 0 when none waits, -1 once
+ * hvdd is gone (its end closed, or a frame that is not one) and no
+ * answer will come. */
 int hvdd_chan_take(hvdd_chan *ch, hvdd_chan_answer *a);
 
 /* 1 when hvdd_chan_take has an answer without reading (one kept by

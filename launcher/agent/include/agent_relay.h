@@ -20,10 +20,11 @@ void agent_relay_answer(const char *json);
 void agent_relay_gone(void);
 
 /* A post that wants no answer (a report: a worker's end, the agent's
- * own), body taken: it goes at once and the caller goes on. hvdrun makes
- * a host's reports in order (timeout_ms each, deadline s of connection
- * retries) and waits a while for them before it reads the job's end from
- * hvdd; once one finds hvdd gone, the rest are dropped. */
+ * own; hvdrun takes no other quiet), body taken: it goes at once and the
+ * caller goes on. hvdrun sends it on hvdd's channel at once, and hvdd
+ * takes the channel in order: the reports are in before the launcher
+ * reads the job's end from hvdd. timeout_ms and deadline are not used
+ * by hvdrun's relay (kept for the call's line). */
 void agent_relay_tell(const char *what, json_t *body, long timeout_ms,
                       double deadline);
 

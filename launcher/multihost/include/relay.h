@@ -11,13 +11,14 @@
  *                     "body":{...}|"data":TEXT}"
  *
  * and hvdrun makes the call as a request on hvdd's channel (hvdd_chan.h),
- * C being what hvdd_client.h's function would have returned. A post with
- * "quiet":true gets no answer once sent (a refusal is answered as any):
- * an agent's reports (its workers' ends, its own) need not hold it up,
- * and hvdd takes the channel's requests in order, so they are in before
- * any later call of the launcher's (the summary's). Only the agent's
- * routes pass; a call that is not one is answered HVDD_EINVAL without
- * reaching hvdd. One thread, the fleet's loop, calls everything here. */
+ * C being what hvdd_client.h's function would have returned. A report
+ * (a post to "exit" or "agent/exit") with "quiet":true gets no answer once
+ * sent (a refusal is answered as any): an agent's reports (its workers'
+ * ends, its own) need not hold it up, and hvdd takes the channel's
+ * requests in order, so they are in before any later call of the
+ * launcher's (the summary's). Only the agent's routes pass; a call that
+ * is not one is answered HVDD_EINVAL without reaching hvdd. One thread,
+ * the fleet's loop, calls everything here. */
 #ifndef HVD_RELAY_H
 #define HVD_RELAY_H
 
@@ -33,8 +34,9 @@ relay *relay_new(struct hvdd_chan *ch);
  * gen-th agent: its answer comes back through relay_take. */
 void relay_call(relay *r, int host, unsigned gen, const char *json);
 
-/* Readable when hvdd's answers may have come. */
-int relay_fd(const relay *r);
+/* What to poll for hvdd's answers (and, in *events, for the requests
+ * not yet written); -1 once hvdd is gone. */
+int relay_fd(const relay *r, short *events);
 
 /* 1 when relay_take has an answer although relay_fd may be silent (a
  * refusal made here, an answer already read). */
