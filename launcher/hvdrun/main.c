@@ -10,11 +10,9 @@
 #include "hvd_exit.h"
 #include "local_host.h"
 #include "worker_group.h"
-#ifdef HVD_WITH_SSH
 #include "fleet.h"
 #include "hvdd_chan.h"
 #include "summary.h"
-#endif
 #include "hvdd_token.h"
 #include "rendezvous.h"
 #include "settings.h"
@@ -23,11 +21,6 @@
 #include "worker_env.h"
 
 extern char **environ;
-
-/* Where hvdrun tells hvdrun-ssh about the srun step it started for it
- * (srun_step_handover); hvdrun-ssh takes it out of its environment at
- * once, so that nothing it starts inherits it. */
-#define HANDOVER_ENV "HVDRUN_SRUN_HANDOVER"
 
 static void
 print_plan(const settings *s, FILE *f)
@@ -230,11 +223,10 @@ start_rendezvous(settings *s, rendezvous *rv, worker_net *net, int channel)
 }
 
 /* One srun step for every node of the plan (the allocation's own node
- * list when the plan takes all of it), authenticated with secret; or,
- * with handover, the one hvdrun started before it became hvdrun-ssh.
- * NULL after saying why on stderr. */
+ * list when the plan takes all of it), authenticated with secret. NULL
+ * after saying why on stderr. */
 static srun_step *
-start_step(const settings *s, const char *secret, const char *handover)
+start_step(const settings *s, const char *secret)
 {
     int n = s->plan.nhosts;
     char *nodes[n > 0 ? n : 1], err[700], agent[PATH_MAX + 32];
@@ -263,19 +255,11 @@ start_step(const settings *s, const char *secret, const char *handover)
     sigprocmask(SIG_SETMASK, NULL, &now);
     for (int i = 0; i < n; i++)
         nodes[i] = s->hosts.hosts[i].name;
-    if (handover) {
-        if ((st = srun_step_adopt(&spec, handover, err, sizeof(err))))
-            return st;
-        /* it names no step of this process (hvdrun-ssh run by hand with
-         * the variable set): a step of its own */
-        fprintf(stderr, "hvdrun: warning: %s; starting another\n", err);
-    }
     if ((st = srun_step_start(&spec, err, sizeof(err))) == NULL)
         fprintf(stderr, "hvdrun: %s\n", err);
     return st;
 }
 
-#ifdef HVD_WITH_SSH
 /* The fleet is done with hvdd: it stops while the rest ends (Slurm's step
  * takes 10 ms more; hvdd's exit took 2-4 ms after it). */
 static void
@@ -284,32 +268,29 @@ hvdd_done(void *arg)
     rendezvous_let_go(arg);
 }
 
-/* The srun step hvdrun started, as its handover said ("" if none). */
-static char handover[128];
-
-/* Hosts other than this one: an agent on each, hvdd for all. */
+/* Hosts other than this one: an agent on each (over SSH, or from one
+ * srun step), hvdd for all. */
 static int
-run_remote(settings *s, const envlist *base, worker_net *net, char **argv,
-           int *interrupted)
+run_fleet(settings *s, const envlist *base, worker_net *net, int *interrupted)
 {
     rendezvous rv;
     fleet_spec spec = {.s = s, .base = base, .interrupted = interrupted};
     int verbose = cfg_values_flag(&s->values, CFG_OPT_VERBOSE);
-    char secret[80], given[sizeof(handover)];
+    char secret[80];
     int code;
 
+#ifdef HVD_WITH_SSH
+    spec.ssh = &fleet_ssh_libssh2;
+#endif
     net->iface = "lo"; /* hvdd's answer if the plan has one host */
     net->master_addr = "127.0.0.1";
-    /* the handover is the first start's; a restart starts its own */
-    snprintf(given, sizeof(given), "%s", handover);
-    handover[0] = '\0';
     /* srun's step starts while hvdd does (its own secret: the token is
      * hvdd's to make) */
     if (s->launcher == LAUNCH_SLURM &&
         (hvdd_token_new(secret) != 0 ||
-         (spec.step = start_step(s, secret, given[0] ? given : NULL)) == NULL))
+         (spec.step = start_step(s, secret)) == NULL))
         return HVD_EXIT_LAUNCH;
-    /* hvdrun-ssh talks to hvdd over the channel (hvdd_chan.h) */
+    /* the fleet talks to hvdd over the channel (hvdd_chan.h) */
     if ((code = start_rendezvous(s, &rv, net, 1)) != 0) {
         srun_step_free(spec.step);
         return code;
@@ -331,7 +312,6 @@ run_remote(settings *s, const envlist *base, worker_net *net, char **argv,
         spec.hvdd_done = hvdd_done;
         spec.arg = &rv;
     }
-    (void)argv;
     code = fleet_run(&spec); /* it frees the step */
     /* the end as hvdd saw it, when it went wrong (or on request) */
     if (code != 0 || verbose)
@@ -340,40 +320,25 @@ run_remote(settings *s, const envlist *base, worker_net *net, char **argv,
     rendezvous_stop(&rv);
     return code;
 }
-#else
-/* Hosts other than this one: hvdrun-ssh runs the job. Under Slurm, srun
- * starts first, here: hvdrun-ssh's loading (libssh2, libcurl and theirs)
- * took 16 ms before it could start srun, on the path of every job; now
- * srun's own start (40 ms) covers it. */
+/* Hosts other than this one. A Slurm job's fleet runs here: srun starts
+ * every agent, so nothing of SSH is needed, and hvdrun links neither
+ * libssh2 nor OpenSSL (an exec of hvdrun-ssh and its loading cost every
+ * Slurm job 2 ms of CPU while Slurm started the step on the same CPUs).
+ * Over SSH, hvdrun-ssh runs the job. */
 static int
 run_remote(settings *s, const envlist *base, worker_net *net, char **argv,
            int *interrupted)
 {
-    char secret[80], where[128];
-    srun_step *st = NULL;
-    int code;
-
-    (void)base;
-    (void)net;
-    (void)interrupted;
-    if (s->launcher == LAUNCH_SLURM) {
-        if (hvdd_token_new(secret) != 0 ||
-            (st = start_step(s, secret, NULL)) == NULL)
-            return HVD_EXIT_LAUNCH;
-        if (srun_step_handover(st, where, sizeof(where)) != 0 ||
-            setenv(HANDOVER_ENV, where, 1) != 0) {
-            fprintf(stderr, "hvdrun: srun: cannot hand its step over to "
-                            "hvdrun-ssh (out of descriptors?)\n");
-            srun_step_forget(st);
-            return HVD_EXIT_LAUNCH;
-        }
+#ifndef HVD_WITH_SSH
+    if (s->launcher != LAUNCH_SLURM) {
+        int code = exec_sibling("hvdrun-ssh", argv);
+        /* an installation without hvdrun-ssh: no restart would find it */
+        exit(code);
     }
-    code = exec_sibling("hvdrun-ssh", argv);
-    srun_step_forget(st);
-    /* an installation without hvdrun-ssh: no restart would find it */
-    exit(code);
-}
 #endif
+    (void)argv;
+    return run_fleet(s, base, net, interrupted);
+}
 
 static int
 run(settings *s, const envlist *base, worker_net *net, int *interrupted)
@@ -482,15 +447,6 @@ main(int argc, char **argv)
     char ifname[64], maddr[64];
     int done, code;
 
-#ifdef HVD_WITH_SSH
-    const char *given = getenv(HANDOVER_ENV);
-    if (given) {
-        snprintf(handover, sizeof(handover), "%s", given);
-        unsetenv(HANDOVER_ENV);
-    }
-#else
-    unsetenv(HANDOVER_ENV); /* not this process's: not passed on */
-#endif
     if (argc > 1 && strcmp(argv[1], "--agent") == 0)
         return exec_sibling("hvdrun-agent", argv + 1);
     if (argc > 1 && strcmp(argv[1], "--agent-srun") == 0)
@@ -501,7 +457,10 @@ main(int argc, char **argv)
         goto out;
     if (cfg_values_flag(&s.values, CFG_OPT_CHECK_SSH)) {
 #ifdef HVD_WITH_SSH
-        fleet_spec check = {.s = &s, .events_fd = -1, .check_only = 1};
+        fleet_spec check = {.s = &s,
+                            .events_fd = -1,
+                            .check_only = 1,
+                            .ssh = &fleet_ssh_libssh2};
         code = fleet_run(&check);
 #else
         code = exec_sibling("hvdrun-ssh", argv);

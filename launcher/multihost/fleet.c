@@ -5,7 +5,6 @@
 #include <errno.h>
 #include <limits.h>
 #include <poll.h>
-#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,7 +16,6 @@
 #include "agent_link.h"
 #include "hvd_exit.h"
 #include "stop_signals.h"
-#include "known_hosts.h"
 #include "local_host.h"
 #include "hvd_clock.h"
 #include "output.h"
@@ -302,25 +300,6 @@ send_job(fleet *j, int i)
     return r;
 }
 
-static ssh_target
-target_of(fleet *j, const cfg_host *host)
-{
-    ssh_target t = {
-        .host = host->name,
-        .port = host->ssh_port
-                    ? host->ssh_port
-                    : (int)cfg_values_long(&j->s->values, CFG_OPT_SSH_PORT, 22),
-        .user = host->user ? host->user : j->user,
-        .identity_file =
-            host->identity_file
-                ? host->identity_file
-                : cfg_values_get(&j->s->values, CFG_OPT_SSH_IDENTITY_FILE),
-        .known_hosts = j->known_hosts,
-        .accept_new = j->accept_new,
-    };
-    return t;
-}
-
 /* A link still starting (an SSH login): on, as far as it goes. */
 static void
 advance_start(fleet *j, int i)
@@ -370,10 +349,11 @@ fleet_start_host(fleet *j, int i)
         }
         return;
     }
-    ssh_target t = target_of(j, &j->s->hosts.hosts[i]);
     h->remote = 1;
-    if ((h->link = hvdrun_link_ssh(&t, j->command)) == NULL) {
-        host_error(j, h, "connect", "out of memory");
+    if ((h->link = j->spec->ssh ? j->spec->ssh->open(j, i) : NULL) == NULL) {
+        host_error(j, h, "connect",
+                   j->spec->ssh ? "out of memory"
+                                : "this program logs in nowhere over SSH");
         h->over = 1;
     } else {
         advance_start(j, i); /* a failure to resolve shows at once */
@@ -784,56 +764,9 @@ clean_end(const fleet *j)
 /* ---- setup ---- */
 
 static void
-shell_quote(const char *s, char *out, size_t size)
-{
-    size_t o = 0;
-
-    out[o++] = '\'';
-    for (; *s && o + 6 < size; s++) {
-        if (*s == '\'') {
-            memcpy(out + o, "'\\''", 4);
-            o += 4;
-        } else {
-            out[o++] = *s;
-        }
-    }
-    out[o++] = '\'';
-    out[o] = '\0';
-}
-
-static void
 clear_progress(void *p)
 {
     progress_clear(p);
-}
-
-/* What SSH logins need: the agents' command, the user, known_hosts, and
- * libssh2 set up (its OpenSSL's): not under srun, whose step starts
- * every agent, so as not to take CPU from Slurm's start of it. */
-static int
-setup_ssh(fleet *j)
-{
-    char quoted[PATH_MAX + 16], hvdrun[PATH_MAX + 16];
-    const char *remote = cfg_values_get(&j->s->values, CFG_OPT_REMOTE_HVDRUN);
-    struct passwd *pw = getpwuid(getuid());
-
-    /* the hosts run the hvdrun beside this program */
-    if (sibling_path("hvdrun", hvdrun, sizeof(hvdrun)))
-        return -1;
-    shell_quote(remote ? remote : hvdrun, quoted, sizeof(quoted));
-    snprintf(j->command, sizeof(j->command), "exec %s --agent%s", quoted,
-             j->spec->check_only ? " --check" : "");
-    snprintf(j->user, sizeof(j->user), "%s",
-             pw               ? pw->pw_name
-             : getenv("USER") ? getenv("USER")
-                              : "root");
-    known_hosts_default(j->known_hosts, sizeof(j->known_hosts));
-    j->accept_new = cfg_values_flag(&j->s->values, CFG_OPT_SSH_ACCEPT_NEW) ||
-                    known_hosts_config_accepts_new();
-    if (hvdrun_links_begin() != 0)
-        return -1;
-    j->links_begun = 1;
-    return 0;
 }
 
 static int
@@ -841,7 +774,9 @@ setup(fleet *j)
 {
     if (sibling_path("hvdrun-agent", j->agent_path, sizeof(j->agent_path)))
         return -1;
-    if (j->step == NULL && setup_ssh(j) != 0)
+    /* (under srun, whose step starts every agent, nothing of SSH is set
+     * up, so as not to take CPU from Slurm's start of the step) */
+    if (j->step == NULL && (j->spec->ssh == NULL || j->spec->ssh->setup(j)))
         return -1;
     j->sigfd = hvdrun_signals_open(&j->old_mask);
     if (j->sigfd < 0)
@@ -873,7 +808,7 @@ release(fleet *j)
         close(j->sigfd);
     sigprocmask(SIG_SETMASK, &j->old_mask, NULL);
     if (j->links_begun)
-        hvdrun_links_end();
+        j->spec->ssh->end(j);
 }
 
 int

@@ -36,7 +36,6 @@ struct srun_step {
     int (*fds)[SRUN_STREAMS];
     char (*local)[INET6_ADDRSTRLEN];
     char *secret;
-    int handover_fd; /* the secret's pipe, until the exec (-1: none) */
     int listen_fd, epoll_fd;
     pid_t pid;
     out_line out[2]; /* srun's stdout, stderr */

@@ -1,8 +1,6 @@
-/* Starting an srun step (srun_step.h), and handing a started one to
- * another program of this process: hvdrun starts srun before it becomes
- * hvdrun-ssh (exec), so that srun's own start runs while hvdrun-ssh
- * loads. Nothing here checks a handshake: hvdrun links this file without
- * srun_auth.c's libsodium. */
+/* Starting an srun step (srun_step.h): the listener and srun. Nothing
+ * here checks a handshake (srun_step.c and srun_auth.c do); --dry-run
+ * shows the step with srun_args.c alone. */
 #include "srun_step_impl.h"
 
 #include <arpa/inet.h>
@@ -134,7 +132,6 @@ alloc_step(const srun_step_spec *spec)
     if (st == NULL)
         return NULL;
     st->listen_fd = st->epoll_fd = st->out[0].fd = st->out[1].fd = -1;
-    st->handover_fd = -1;
     st->pid = -1;
     st->n = spec->n;
     st->nodes = calloc(spec->n, sizeof(*st->nodes));
@@ -182,132 +179,6 @@ srun_step_start(const srun_step_spec *spec, char *err, size_t errlen)
     return st;
 }
 
-/* ---- handing the step over across exec ---- */
-
-static int
-inherit(int fd, int on)
-{
-    int flags = fcntl(fd, F_GETFD);
-
-    return flags < 0 ? -1
-                     : fcntl(fd, F_SETFD,
-                             on ? flags & ~FD_CLOEXEC : flags | FD_CLOEXEC);
-}
-
-int
-srun_step_handover(srun_step *st, char *out, size_t n)
-{
-    int p[2];
-    size_t len = strlen(st->secret);
-
-    /* the secret through a pipe: never in an environment it could be
-     * read from, nor in argv */
-    if (pipe2(p, O_CLOEXEC) != 0)
-        return -1;
-    if (write(p[1], st->secret, len) != (ssize_t)len) {
-        close(p[0]);
-        close(p[1]);
-        return -1;
-    }
-    close(p[1]);
-    if (inherit(st->listen_fd, 1) || inherit(st->out[0].fd, 1) ||
-        inherit(st->out[1].fd, 1) || inherit(p[0], 1) ||
-        snprintf(out, n, "%d %d %d %d %d", st->listen_fd, st->out[0].fd,
-                 st->out[1].fd, p[0], (int)st->pid) >= (int)n) {
-        close(p[0]);
-        return -1;
-    }
-    st->handover_fd = p[0]; /* closed by srun_step_forget if the exec fails */
-    return 0;
-}
-
-/* 1 when fd is open and of the kind wanted (a listening socket or a
- * pipe): a handover names descriptors this process was given. */
-static int
-is_kind(int fd, int listening)
-{
-    struct stat sb;
-    int on = 0;
-    socklen_t len = sizeof(on);
-
-    if (fd < 0 || fstat(fd, &sb) != 0)
-        return 0;
-    if (!listening)
-        return S_ISFIFO(sb.st_mode);
-    return S_ISSOCK(sb.st_mode) &&
-           getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &on, &len) == 0 && on;
-}
-
-/* The secret from the handover's pipe, which is closed. */
-static char *
-read_secret(int fd)
-{
-    char buf[256];
-    size_t len = 0;
-    ssize_t r;
-
-    while (len < sizeof(buf) - 1 &&
-           (r = read(fd, buf + len, sizeof(buf) - 1 - len)) != 0) {
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r < 0)
-            break;
-        len += (size_t)r;
-    }
-    close(fd);
-    buf[len] = '\0';
-    return len > 0 ? strdup(buf) : NULL;
-}
-
-srun_step *
-srun_step_adopt(const srun_step_spec *spec, const char *handover, char *err,
-                size_t errlen)
-{
-    int lfd, ofd, efd, sfd, pid;
-    siginfo_t info = {0};
-    srun_step *st;
-
-    snprintf(err, errlen,
-             "srun: the handover names no step that hvdrun started for "
-             "this process");
-    /* what does not check out is not touched: not this process's */
-    if (sscanf(handover, "%d %d %d %d %d", &lfd, &ofd, &efd, &sfd, &pid) != 5 ||
-        !is_kind(lfd, 1) || !is_kind(ofd, 0) || !is_kind(efd, 0) ||
-        !is_kind(sfd, 0) || pid <= 0 ||
-        /* srun is this process's child (it may have ended already) */
-        waitid(P_PID, (id_t)pid, &info, WEXITED | WNOHANG | WNOWAIT) != 0)
-        return NULL;
-    if ((st = alloc_step(spec)) == NULL) {
-        snprintf(err, errlen, "srun: out of memory");
-        close(lfd);
-        close(ofd);
-        close(efd);
-        close(sfd);
-        kill(pid, SIGTERM);
-        waitpid(pid, NULL, 0);
-        return NULL;
-    }
-    free(st->secret);
-    st->listen_fd = lfd;
-    st->out[0].fd = ofd;
-    st->out[1].fd = efd;
-    st->pid = pid;
-    st->secret = read_secret(sfd); /* which closes sfd */
-    if (st->secret == NULL ||
-        (st->epoll_fd = epoll_create1(EPOLL_CLOEXEC)) < 0 || inherit(lfd, 0) ||
-        inherit(ofd, 0) || inherit(efd, 0)) {
-        snprintf(err, errlen, "srun: cannot take the step hvdrun started: %s",
-                 strerror(errno));
-        srun_step_forget(st);
-        return NULL;
-    }
-    srun_step_watch(st, lfd);
-    srun_step_watch(st, ofd);
-    srun_step_watch(st, efd);
-    st->accepting = 1;
-    return st;
-}
-
 void
 srun_step_forget(srun_step *st)
 {
@@ -338,8 +209,6 @@ srun_step_release(srun_step *st)
             close(st->out[k].fd);
     if (st->epoll_fd >= 0)
         close(st->epoll_fd);
-    if (st->handover_fd >= 0)
-        close(st->handover_fd);
     for (size_t i = 0; st->nodes && i < st->n; i++)
         free(st->nodes[i]);
     free(st->nodes);

@@ -2,23 +2,10 @@
  * agent's stdin, the EOFs of its two streams and its exit code. */
 #include "agent_link.h"
 
-#include <libssh2.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "link_way.h"
-
-int
-hvdrun_links_begin(void)
-{
-    return libssh2_init(0) == 0 ? 0 : -1;
-}
-
-void
-hvdrun_links_end(void)
-{
-    libssh2_exit();
-}
 
 hvdrun_link *
 hvdrun_link_new(const link_way *way, void *impl)

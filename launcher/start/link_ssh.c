@@ -6,6 +6,18 @@
 #include "link_way.h"
 #include "ssh_conn.h"
 
+int
+hvdrun_links_begin(void)
+{
+    return libssh2_init(0) == 0 ? 0 : -1;
+}
+
+void
+hvdrun_links_end(void)
+{
+    libssh2_exit();
+}
+
 static ssh_conn *
 of(const hvdrun_link *l)
 {

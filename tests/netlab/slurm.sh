@@ -137,16 +137,12 @@ no_secret() {
 no_secrets() { no_secret "$agent" && no_secret "$worker"; }
 check "the srun link's secret in neither the agent's environment nor a worker's" \
     no_secrets
-# hvdrun hands the srun it started to hvdrun-ssh through its environment
-no_handover() {
-    for p in "$srun_pid" "$agent" "$worker"; do
-        [ -r "/proc/$p/environ" ] &&
-            ! grep -qz '^HVDRUN_SRUN_HANDOVER=' "/proc/$p/environ" || return 1
-    done
-}
-check "the step's handover in no environment of srun, the agent or a worker" \
-    no_handover
-# and the listener it handed over is not inherited by what hvdrun starts
+# hvdrun runs a Slurm job's fleet itself: no hvdrun-ssh, no libssh2
+check "held job: hvdrun runs the fleet itself (no hvdrun-ssh)" \
+    [ "$(cat "/proc/$hvdrun_pid/comm")" = hvdrun ]
+no_libssh2() { ! grep -q 'libssh2' "/proc/$hvdrun_pid/maps"; }
+check "held job: hvdrun has not loaded libssh2" no_libssh2
+# the agents' listener is not inherited by what hvdrun starts
 holders=$(ss -ltnpH "sport = :$port" 2>/dev/null | grep -o 'pid=[0-9]*' | sort -u | tr '\n' ' ')
 check "the agents' port is held by hvdrun alone ($holders)" \
     [ "$holders" = "pid=$hvdrun_pid " ]
@@ -183,18 +179,17 @@ check "scancel: says the Slurm job was cancelled" \
     grep -q "^hvdrun: the Slurm job was cancelled" "$TMP/err"
 check "scancel: nothing left on any node" within 20 nodes_clean
 
-# --- hvdrun starts srun, then becomes hvdrun-ssh: when it cannot, the
-# srun it started is stopped ---
+# --- a Slurm job needs no hvdrun-ssh: hvdrun runs its fleet itself ---
 mkdir -p "$TMP/alone"
-cp "$HVDRUN" "$(dirname "$HVDRUN")/hvdrun-srun-agent" "$TMP/alone/"
+cp "$HVDRUN" "$(dirname "$HVDRUN")/hvdrun-srun-agent" \
+    "$(dirname "$HVDRUN")/hvdd" "$TMP/alone/"
 sal -N 3 -n 6 "$TMP/alone/hvdrun" true
-check "no hvdrun-ssh beside hvdrun: exit 127" [ "$RC" -eq 127 ]
-check "no hvdrun-ssh beside hvdrun: says so" \
-    grep -q "^hvdrun: cannot run '$TMP/alone/hvdrun-ssh': " "$TMP/err"
+check "no hvdrun-ssh beside hvdrun: the Slurm job runs, exit 0" [ "$RC" -eq 0 ]
+say_err "$RC"
 alone_clean() {
     ! pgrep -f "$TMP/alone/hvdrun-srun-agent" >/dev/null && nodes_clean
 }
-check "no hvdrun-ssh beside hvdrun: its srun stopped, nothing left on any node" \
+check "no hvdrun-ssh beside hvdrun: nothing left on any node" \
     within 20 alone_clean
 # srun runs hvdrun-srun-agent beside hvdrun: without it, hvdrun says so
 # once, itself, and starts no srun
@@ -210,13 +205,10 @@ check "no hvdrun-srun-agent beside hvdrun: said once, before any srun" \
 check "no hvdrun-srun-agent beside hvdrun: nothing left on any node" \
     within 20 nodes_clean
 
-# a handover that names nothing of the process (hvdrun-ssh run by hand
-# with the variable set): said, and a step of its own
-sal -N 3 -n 6 env HVDRUN_SRUN_HANDOVER="0 1 2 0 1" "$(dirname "$HVDRUN")/hvdrun-ssh" true
-check "a foreign handover: hvdrun-ssh starts its own step, exit 0" [ "$RC" -eq 0 ]
+# hvdrun-ssh run by hand inside an allocation runs the job as well
+sal -N 3 -n 6 "$(dirname "$HVDRUN")/hvdrun-ssh" true
+check "hvdrun-ssh inside an allocation: the Slurm job runs, exit 0" [ "$RC" -eq 0 ]
 say_err "$RC"
-check "a foreign handover: said" \
-    grep -q "^hvdrun: warning: srun: the handover names no step that hvdrun started for this process; starting another$" "$TMP/err"
 
 # --- sbatch: hvdrun in the batch script, on the allocation's first node ---
 cat >"$TMP/job.sh" <<JOB

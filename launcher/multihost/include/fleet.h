@@ -8,11 +8,28 @@
 #include "envlist.h"
 #include "settings.h"
 
+struct fleet;
+struct hvdrun_link;
+
+/* Logins over SSH: hvdrun-ssh's (fleet_ssh_libssh2, in the library
+ * hvdmultihostssh, with libssh2). hvdrun itself runs Slurm jobs' fleets
+ * with none, and so loads neither libssh2 nor OpenSSL. setup fills the
+ * fleet's command, user and known_hosts and sets libssh2 up; open starts
+ * host i's agent's link (NULL when out of memory); end undoes setup. */
+typedef struct fleet_ssh {
+    int (*setup)(struct fleet *j);
+    struct hvdrun_link *(*open)(struct fleet *j, int i);
+    void (*end)(struct fleet *j);
+} fleet_ssh;
+
+extern const fleet_ssh fleet_ssh_libssh2;
+
 typedef struct fleet_spec {
     settings *s;
     const envlist *base; /* what every worker gets besides its identity */
     const char *token;
     struct hvdd_chan *chan; /* hvdd's channel: the agents' calls, rounds */
+    const fleet_ssh *ssh;   /* NULL: no host is reached over SSH */
     int rendezvous_port;
     const char *rendezvous_addr; /* --rendezvous-addr, or NULL */
     double heartbeat;

@@ -31,17 +31,6 @@ enum { SRUN_STDIO, SRUN_STDERR, SRUN_STATUS, SRUN_STREAMS };
 /* Listens and starts srun. NULL with a reason in err on failure. */
 srun_step *srun_step_start(const srun_step_spec *spec, char *err,
                            size_t errlen);
-/* Before this process execs another program that goes on with the step
- * (hvdrun becoming hvdrun-ssh): the step's descriptors are made to
- * survive the exec, the secret put in a pipe, and out ("L O E S PID")
- * says where they are, for srun_step_adopt. 0 or -1. */
-int srun_step_handover(srun_step *st, char *out, size_t n);
-/* The step of a handover, for spec: the one it started with, which is
- * not checked (hvdrun and hvdrun-ssh read the same command line,
- * environment and files). NULL with a reason in err when handover does
- * not name one; what it names is then left alone. */
-srun_step *srun_step_adopt(const srun_step_spec *spec, const char *handover,
-                           char *err, size_t errlen);
 /* Ends a step nobody will go on with: srun is told to stop (SIGTERM),
  * waited for, and the step freed. NULL accepted. */
 void srun_step_forget(srun_step *st);

@@ -25,8 +25,10 @@ typedef struct ssh_target {
     double timeout; /* seconds for blocking-prone calls */
 } ssh_target;
 
-/* Sets up and tears down what the ways need (libssh2), once per run.
- * hvdrun_links_begin returns 0 or -1. */
+/* Sets up and tears down what the SSH way needs (libssh2), once per run.
+ * hvdrun_links_begin returns 0 or -1. The SSH way is a library of its own
+ * (hvdstartssh): a program that starts agents only through srun or pipes
+ * (hvdrun itself, for a Slurm job) loads neither libssh2 nor OpenSSL. */
 int hvdrun_links_begin(void);
 void hvdrun_links_end(void);
 
