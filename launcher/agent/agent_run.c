@@ -19,6 +19,7 @@
 #include "agent_brief.h"
 #include "agent_nic.h"
 #include "agent_relay.h"
+#include "guard.h"
 #include "agent_run.h"
 #include "hvd_exit.h"
 #include "output.h"
@@ -113,7 +114,7 @@ report_end(void *arg, int rank, int pid, int status)
 }
 
 static int
-run_workers(hvdrun_brief *j, const agent_net *an)
+run_workers(hvdrun_brief *j, const agent_net *an, guard_started *guard)
 {
     reporter rp = {.host = j->hosts.hosts[j->host].name};
     int first = cfg_plan_first_rank(&j->plan, j->host), n = 0, code, i;
@@ -141,6 +142,7 @@ run_workers(hvdrun_brief *j, const agent_net *an)
         .on_worker_end_arg = &rp,
         .first_rank = first,
         .nranks = n,
+        .guard = guard,
     };
 
     for (i = 0; envs && i < n; i++) {
@@ -167,7 +169,8 @@ typedef struct choice {
     agent_net *an;
     char err[1024];
     int r;
-    int done[2]; /* the thread writes a byte to done[1] when it is */
+    int done[2];          /* the thread writes a byte to done[1] when it is */
+    guard_started *guard; /* started while the choice waits on others */
 } choice;
 
 static void *
@@ -219,6 +222,10 @@ choose_watching_stdin(choice *ch, char **buf, size_t *len)
         close(ch->done[1]);
         return -1;
     }
+    /* the workers' guard, forked while the choice waits on the other
+     * hosts, not on the way from "go" to the workers (a failure here
+     * leaves it to worker_group_run) */
+    ch->guard->fd = guard_start(ch->j->kill_grace, &ch->guard->pid);
     watch_stdin(ch, buf, len);
     pthread_join(t, NULL);
     close(ch->done[0]);
@@ -258,7 +265,8 @@ join_round(hvdrun_brief *j, const char *line, const char *host)
 /* Everything before the workers: the job's directory, the network, and
  * the launcher's "go". */
 static int
-prepare(hvdrun_brief *j, agent_net *an, char **buf, size_t *len)
+prepare(hvdrun_brief *j, agent_net *an, char **buf, size_t *len,
+        guard_started *guard)
 {
     char *line, host[300];
     int r;
@@ -269,7 +277,7 @@ prepare(hvdrun_brief *j, agent_net *an, char **buf, size_t *len)
             j->cwd);
         return -1;
     }
-    choice ch = {.j = j, .an = an, .err = "out of memory"};
+    choice ch = {.j = j, .an = an, .err = "out of memory", .guard = guard};
     ch.c = hvdd_client_new(j->rendezvous_addr, j->rendezvous_port, j->token,
                            j->start_timeout > 0 ? j->start_timeout : 30);
     r = ch.c ? choose_watching_stdin(&ch, buf, len) : -1;
@@ -306,9 +314,11 @@ agent_run(int argc, char **argv)
     }
     if (read_job(&j, &buf, &len) == 0) {
         agent_beat beat;
+        guard_started guard = {-1, 0};
         agent_beat_start(&beat, &j);
-        if (prepare(&j, &an, &buf, &len) == 0)
-            code = run_workers(&j, &an);
+        if (prepare(&j, &an, &buf, &len, &guard) == 0)
+            code = run_workers(&j, &an, &guard);
+        guard_drop(&guard); /* (not taken: no worker started) */
         agent_beat_stop(&beat);
     }
     free(buf);

@@ -2,37 +2,97 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <unistd.h>
 
 #include "hvd_exit.h"
 
-/* Runs in the child between fork and exec: async-signal-safe calls only. */
-static void
-child(char *const argv[], char *const envp[], const sigset_t *unblock,
-      pid_t parent, int in, int out, int err, int status)
-{
-    int e;
+/* What the child needs, in the parent's memory (which it shares until its
+ * exec). */
+typedef struct child_args {
+    char *const *argv, *const *envp;
+    const sigset_t *unblock;
+    pid_t parent;
+    int in, out, err, status;
+} child_args;
 
+/* Every signal this process handles goes back to its default action in
+ * the child: a handler run there would run on the parent's memory. */
+static void
+default_handlers(void)
+{
+    struct sigaction sa;
+
+    for (int sig = 1; sig < NSIG; sig++)
+        if (sigaction(sig, NULL, &sa) == 0 && sa.sa_handler != SIG_DFL &&
+            sa.sa_handler != SIG_IGN) {
+            sa.sa_handler = SIG_DFL;
+            sa.sa_flags = 0;
+            sigaction(sig, &sa, NULL);
+        }
+}
+
+/* Runs in the child between its start and exec, on the parent's memory:
+ * async-signal-safe calls only, nothing written but its own stack. */
+static int
+child(void *arg)
+{
+    const child_args *a = arg;
+    int in = a->in, e;
+
+    default_handlers();
     setpgid(0, 0);
     prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (getppid() != parent)
+    if (getppid() != a->parent)
         _exit(HVD_EXIT_NOTFOUND);
     signal(SIGPIPE, SIG_DFL);
     signal(SIGINT, SIG_DFL);
     signal(SIGTERM, SIG_DFL);
     signal(SIGHUP, SIG_DFL);
-    sigprocmask(SIG_SETMASK, unblock, NULL);
+    sigprocmask(SIG_SETMASK, a->unblock, NULL);
     if (in < 0)
         in = open("/dev/null", O_RDONLY);
-    if (in < 0 || dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0)
+    if (in < 0 || dup2(in, 0) < 0 || dup2(a->out, 1) < 0 || dup2(a->err, 2) < 0)
         _exit(HVD_EXIT_NOTFOUND);
-    execvpe(argv[0], argv, envp);
+    execvpe(a->argv[0], a->argv, a->envp);
     e = errno;
-    if (write(status, &e, sizeof(e)) < 0)
+    if (write(a->status, &e, sizeof(e)) < 0)
         _exit(HVD_EXIT_NOTFOUND);
     _exit(e == ENOENT ? HVD_EXIT_NOTFOUND : HVD_EXIT_NOEXEC);
+}
+
+/* The child's stack: execvpe's search of PATH takes the most */
+#define CHILD_STACK (64u << 10)
+
+/* Starts child(a) sharing this process's memory until it execs or exits,
+ * which this thread waits for (CLONE_VM | CLONE_VFORK, as posix_spawn
+ * does, which cannot set PR_SET_PDEATHSIG): no page tables to copy, and
+ * no copy-on-write fault in this process after, for each page it writes
+ * (a multi-threaded agent's heap and stacks). Every signal is blocked
+ * meanwhile. */
+static pid_t
+start_child(child_args *a)
+{
+    char *stack = malloc(CHILD_STACK);
+    sigset_t all, old;
+    pid_t pid;
+    int saved;
+
+    if (stack == NULL)
+        return -1;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    pid =
+        clone(child, stack + CHILD_STACK, CLONE_VM | CLONE_VFORK | SIGCHLD, a);
+    saved = errno;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    free(stack);
+    errno = saved;
+    return pid;
 }
 
 static int
@@ -61,10 +121,9 @@ spawn(char *const argv[], char *const envp[], const sigset_t *unblock,
     if (pipe_pair(o) || pipe_pair(e) || pipe_pair(s) ||
         (in_fd && pipe_pair(in)))
         goto fail;
-    if ((pid = fork()) < 0)
+    child_args a = {argv, envp, unblock, parent, in[0], o[1], e[1], s[1]};
+    if ((pid = start_child(&a)) < 0)
         goto fail;
-    if (pid == 0)
-        child(argv, envp, unblock, parent, in[0], o[1], e[1], s[1]);
     setpgid(pid, pid); /* also here: no race with a killpg right after */
     close(o[1]);
     close(e[1]);

@@ -651,8 +651,14 @@ worker_group_run(const worker_group_spec *spec)
     r.nkeep = 1; /* keep[0]: the guard, once started */
     for (int i = 0; i < spec->nkeep && i < 8; i++)
         r.keep[r.nkeep++] = spec->keep[i];
+    if (spec->guard && spec->guard->fd >= 0) { /* started ahead: ours */
+        r.guard_fd = spec->guard->fd;
+        r.keep[0] = spec->guard->pid;
+        spec->guard->fd = -1;
+    }
     if ((r.w = calloc(r.n, sizeof(*r.w))) == NULL || setup_signals(&r) != 0 ||
-        (r.guard_fd = guard_start(spec->kill_grace, &r.keep[0])) < 0) {
+        (r.guard_fd < 0 &&
+         (r.guard_fd = guard_start(spec->kill_grace, &r.keep[0])) < 0)) {
         fprintf(stderr, "hvdrun: cannot set up the job: %s\n", strerror(errno));
         release(&r);
         return HVD_EXIT_LAUNCH;

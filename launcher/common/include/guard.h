@@ -13,6 +13,17 @@
  * group registered lets the guard exit at once; reap it by *pid), or
  * -1. */
 int guard_start(double grace_seconds, pid_t *pid);
+/* A guard started ahead of its workers (guard_start's two results): an
+ * agent starts its own while it waits on the other hosts' network
+ * choice, not on the way from "go" to its workers. */
+typedef struct guard_started {
+    int fd; /* -1: none */
+    pid_t pid;
+} guard_started;
+
+/* Ends a guard started ahead that no worker will need (NULL accepted). */
+void guard_drop(guard_started *g);
+
 /* Registers / forgets a process group. Errors are ignored: the guard is a
  * safety net, and the workers' PDEATHSIG remains. */
 void guard_add(int fd, pid_t pgid);

@@ -35,6 +35,9 @@ typedef struct worker_group_spec {
     int *interrupted;
     int first_rank; /* this host's ranks: first_rank... */
     int nranks;     /* ...nranks of them; 0: the whole plan */
+    /* the guard, started ahead (taken: its fd becomes -1), or NULL to
+     * start one */
+    struct guard_started *guard;
 } worker_group_spec;
 
 /* Runs the job; returns hvdrun's exit code. Never returns before every
