@@ -47,8 +47,7 @@ struct hvdd_channel {
     chan_req *live; /* this thread's own list */
     int nlive;
     hvdd_frames in;
-    char *out; /* answers not yet written */
-    size_t out_len, out_cap;
+    hvdd_outbox out; /* answers not yet written */
     char auth[HVDD_TOKEN_HEX + 16];
 };
 
@@ -60,22 +59,11 @@ queue_answer(hvdd_channel *ch, uint64_t id, const hvdd_response *rs)
     char line[HVDD_CHAN_MAX_LINE];
     int n = snprintf(line, sizeof(line), "%" PRIu64 " %d %zu\n", id, rs->status,
                      rs->body ? rs->len : 0);
-    size_t need = (size_t)n + (rs->body ? rs->len : 0);
+    size_t at = ch->out.len;
 
-    if (ch->out_len + need > ch->out_cap) {
-        size_t cap = ch->out_cap ? ch->out_cap : 4096;
-        while (cap < ch->out_len + need)
-            cap *= 2;
-        char *p = realloc(ch->out, cap);
-        if (p == NULL)
-            return;
-        ch->out = p;
-        ch->out_cap = cap;
-    }
-    memcpy(ch->out + ch->out_len, line, (size_t)n);
-    if (rs->body)
-        memcpy(ch->out + ch->out_len + n, rs->body, rs->len);
-    ch->out_len += need;
+    if (hvdd_outbox_add(&ch->out, line, (size_t)n) != 0 ||
+        (rs->body && hvdd_outbox_add(&ch->out, rs->body, rs->len) != 0))
+        ch->out.len = at; /* none of it */
 }
 
 static void
@@ -210,19 +198,6 @@ read_requests(hvdd_channel *ch)
     return r < 0 ? -1 : 0;
 }
 
-static int
-write_answers(hvdd_channel *ch)
-{
-    ssize_t w = send(ch->fd, ch->out, ch->out_len, MSG_DONTWAIT | MSG_NOSIGNAL);
-
-    if (w < 0)
-        return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? 0
-                                                                         : -1;
-    memmove(ch->out, ch->out + w, ch->out_len - (size_t)w);
-    ch->out_len -= (size_t)w;
-    return 0;
-}
-
 /* The requests released since the last turn, run again in their order. */
 static int
 run_released(hvdd_channel *ch)
@@ -260,25 +235,25 @@ channel_main(void *arg)
     for (;;) {
         struct pollfd p[2] = {{ch->wake[0], POLLIN, 0},
                               {open ? ch->fd : -1,
-                               (short)(POLLIN | (ch->out_len ? POLLOUT : 0)),
+                               (short)(POLLIN | (ch->out.len ? POLLOUT : 0)),
                                0}};
         if (poll(p, 2, -1) < 0 && errno != EINTR)
             break;
         if (p[0].revents && run_released(ch)) {
-            if (open && ch->out_len) /* the 503s of the stop, if they go */
-                write_answers(ch);
+            if (open) /* the 503s of the stop, if they go */
+                hvdd_outbox_flush(&ch->out, ch->fd);
             break;
         }
         if (open && (p[1].revents & (POLLIN | POLLHUP | POLLERR | POLLNVAL)) &&
             read_requests(ch) != 0)
             open = 0;
-        if (open && ch->out_len && write_answers(ch) != 0)
+        if (open && hvdd_outbox_flush(&ch->out, ch->fd) != 0)
             open = 0;
         if (!open) { /* the launcher is gone, or sent what is not a
                         request: it sees the end (held requests answer
                         to nobody) */
             shutdown(ch->fd, SHUT_RDWR);
-            ch->out_len = 0;
+            ch->out.len = 0;
         }
     }
     return NULL;
@@ -348,7 +323,7 @@ hvdd_channel_stop(hvdd_channel *ch)
         unlink_req(ch, ch->live);
     }
     hvdd_frames_release(&ch->in);
-    free(ch->out);
+    hvdd_outbox_release(&ch->out);
     close(ch->wake[0]);
     close(ch->wake[1]);
     close(ch->fd);

@@ -34,8 +34,7 @@ struct hvdd_chan {
     int gone; /* hvdd's end closed, or a broken frame */
     uint64_t last_id;
     hvdd_frames in;
-    char *out; /* requests not yet written */
-    size_t out_len, out_cap;
+    hvdd_outbox out;   /* requests not yet written */
     kept *head, *tail; /* answers taken in while a call waited */
 };
 
@@ -65,7 +64,7 @@ hvdd_chan_free(hvdd_chan *ch)
         free(k);
     }
     hvdd_frames_release(&ch->in);
-    free(ch->out);
+    hvdd_outbox_release(&ch->out);
     close(ch->fd);
     free(ch);
 }
@@ -73,7 +72,7 @@ hvdd_chan_free(hvdd_chan *ch)
 int
 hvdd_chan_fd(const hvdd_chan *ch, short *events)
 {
-    *events = (short)(POLLIN | (ch->out_len ? POLLOUT : 0));
+    *events = (short)(POLLIN | (ch->out.len ? POLLOUT : 0));
     return ch->gone ? -1 : ch->fd;
 }
 
@@ -83,44 +82,11 @@ hvdd_chan_next_id(hvdd_chan *ch)
     return ++ch->last_id;
 }
 
-/* Writes what the socket takes now (MSG_NOSIGNAL: a gone hvdd is an
- * error, not a SIGPIPE). */
 static void
 flush_out(hvdd_chan *ch)
 {
-    while (ch->out_len && !ch->gone) {
-        ssize_t w =
-            send(ch->fd, ch->out, ch->out_len, MSG_DONTWAIT | MSG_NOSIGNAL);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-            return;
-        if (w <= 0) {
-            ch->gone = 1;
-            return;
-        }
-        memmove(ch->out, ch->out + w, ch->out_len - (size_t)w);
-        ch->out_len -= (size_t)w;
-    }
-}
-
-/* Appends n bytes to the requests to write: 0, or -1. */
-static int
-queue(hvdd_chan *ch, const void *p, size_t n)
-{
-    if (ch->out_len + n > ch->out_cap) {
-        size_t cap = ch->out_cap ? ch->out_cap : 4096;
-        while (cap < ch->out_len + n)
-            cap *= 2;
-        char *q = realloc(ch->out, cap);
-        if (q == NULL)
-            return -1;
-        ch->out = q;
-        ch->out_cap = cap;
-    }
-    memcpy(ch->out + ch->out_len, p, n);
-    ch->out_len += n;
-    return 0;
+    if (!ch->gone && hvdd_outbox_flush(&ch->out, ch->fd) != 0)
+        ch->gone = 1;
 }
 
 int
@@ -128,7 +94,7 @@ hvdd_chan_send(hvdd_chan *ch, uint64_t id, const char *method, const char *path,
                long wait_ms, const void *body, size_t len)
 {
     char line[HVDD_CHAN_MAX_LINE];
-    size_t plen = strlen(path), at = ch->out_len;
+    size_t plen = strlen(path), at = ch->out.len;
     int n;
 
     flush_out(ch);
@@ -140,11 +106,12 @@ hvdd_chan_send(hvdd_chan *ch, uint64_t id, const char *method, const char *path,
                  wait_ms < 0 ? 0 : wait_ms, plen, len);
     if (n < 0 || (size_t)n >= sizeof(line))
         return HVDD_EINVAL;
-    if (ch->out_len + (size_t)n + plen + len > CHAN_MAX_OUT)
+    if (ch->out.len + (size_t)n + plen + len > CHAN_MAX_OUT)
         return HVDD_ENOMEM;
-    if (queue(ch, line, (size_t)n) != 0 || queue(ch, path, plen) != 0 ||
-        (len && queue(ch, body, len) != 0)) {
-        ch->out_len = at; /* none of it */
+    if (hvdd_outbox_add(&ch->out, line, (size_t)n) != 0 ||
+        hvdd_outbox_add(&ch->out, path, plen) != 0 ||
+        (len && hvdd_outbox_add(&ch->out, body, len) != 0)) {
+        ch->out.len = at; /* none of it */
         return HVDD_ENOMEM;
     }
     flush_out(ch);

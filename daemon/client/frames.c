@@ -1,5 +1,6 @@
 /* The channel's frames as both ends read them (hvdd_chan.h): a header
- * line of words whose last ones are the lengths of what follows it. */
+ * line of words whose last ones are the lengths of what follows it; and
+ * what both ends have yet to write. */
 #include "hvdd_chan.h"
 
 #include <errno.h>
@@ -114,4 +115,46 @@ hvdd_frames_release(hvdd_frames *f)
 {
     free(f->p);
     memset(f, 0, sizeof(*f));
+}
+
+int
+hvdd_outbox_add(hvdd_outbox *o, const void *p, size_t n)
+{
+    if (o->len + n > o->cap) {
+        size_t cap = o->cap ? o->cap : 4096;
+        while (cap < o->len + n)
+            cap *= 2;
+        char *q = realloc(o->p, cap);
+        if (q == NULL)
+            return -1;
+        o->p = q;
+        o->cap = cap;
+    }
+    memcpy(o->p + o->len, p, n);
+    o->len += n;
+    return 0;
+}
+
+int
+hvdd_outbox_flush(hvdd_outbox *o, int fd)
+{
+    while (o->len) {
+        ssize_t w = send(fd, o->p, o->len, MSG_DONTWAIT | MSG_NOSIGNAL);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            return 0;
+        if (w <= 0)
+            return -1;
+        memmove(o->p, o->p + w, o->len - (size_t)w);
+        o->len -= (size_t)w;
+    }
+    return 0;
+}
+
+void
+hvdd_outbox_release(hvdd_outbox *o)
+{
+    free(o->p);
+    memset(o, 0, sizeof(*o));
 }

@@ -57,6 +57,20 @@ int hvdd_frames_next(hvdd_frames *f, int nwords, int nlens, size_t max,
 void hvdd_frames_drop(hvdd_frames *f, const hvdd_frame *fr);
 void hvdd_frames_release(hvdd_frames *f);
 
+/* What one end has yet to write: both write only what the socket takes
+ * now, and queue the rest. */
+typedef struct hvdd_outbox {
+    char *p;
+    size_t len, cap;
+} hvdd_outbox;
+
+/* Queues n bytes: 0, or -1 when out of memory (nothing queued). */
+int hvdd_outbox_add(hvdd_outbox *o, const void *p, size_t n);
+/* Writes what fd takes now, never blocking (MSG_NOSIGNAL: a gone peer is
+ * an error, not a SIGPIPE): 0, or -1 once the other end is gone. */
+int hvdd_outbox_flush(hvdd_outbox *o, int fd);
+void hvdd_outbox_release(hvdd_outbox *o);
+
 typedef struct hvdd_chan hvdd_chan;
 
 typedef struct hvdd_chan_answer {
