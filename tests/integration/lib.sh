@@ -45,9 +45,11 @@ leftovers() { pgrep -f "$MARK" | wc -l; }
 # within SECONDS COMMAND...: runs COMMAND every 0.1 s until it succeeds
 # (0) or SECONDS (a whole number) have passed (1).
 within() {
-    local secs=$1 i
+    local secs=$1 i end=$((SECONDS + $1 + 1))
     shift
-    for ((i = 0; i < secs * 10; i++)); do
+    # bounded in count and in time: a check that itself blocks (a client
+    # of a daemon that is not there) must not stretch the wait
+    for ((i = 0; i < secs * 10 && SECONDS < end; i++)); do
         "$@" && return 0
         sleep 0.1
     done

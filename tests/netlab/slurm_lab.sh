@@ -24,12 +24,16 @@ slurm_lab_down() {
 }
 LAB_ON_EXIT=slurm_lab_down
 
-# a port nobody listens on here, for slurmctld
+# a port no socket here uses, for slurmctld: below the ephemeral range (a
+# port of it may be any connection's own end, and slurmctld's bind then
+# fails: "Address already in use", seen once in a benchmark's lab)
 slurm_port() {
-    local p
+    local p low
+    low=$(awk '{print $1}' /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null)
+    [ "${low:-0}" -gt 20000 ] 2>/dev/null || low=32768
     for _ in $(seq 50); do
-        p=$((20000 + RANDOM % 20000))
-        ss -ltnH "sport = :$p" 2>/dev/null | grep -q . || { echo "$p"; return; }
+        p=$((20000 + RANDOM % (low - 20000)))
+        ss -tanH "sport = :$p" 2>/dev/null | grep -q . || { echo "$p"; return; }
     done
     echo 26817
 }
@@ -96,7 +100,7 @@ for ((i = 1; i <= LAB_HOSTS; i++)); do
         >"$SL/log/slurmd.h$i.out" 2>&1 &
     SLURM_PIDS+=($!)
 done
-nodes_idle() { [ "$(sinfo -h -N -t idle -o %N 2>/dev/null | sort -u | wc -l)" -eq "$LAB_HOSTS" ]; }
+nodes_idle() { [ "$(timeout 5 sinfo -h -N -t idle -o %N 2>/dev/null | sort -u | wc -l)" -eq "$LAB_HOSTS" ]; }
 if ! within 30 nodes_idle; then
     echo "skip: Slurm did not start here: $(tail -n 1 "$SL"/log/slurmd.h1.log \
         "$SL"/log/slurmd.h1.out "$SL/log/slurmctld.out" 2>/dev/null | grep -v '^==' | grep . | tail -n 1)"
