@@ -272,24 +272,38 @@ rendezvous_let_go(rendezvous *rv)
     rv->lifeline_fd = -1;
 }
 
+/* pid reaped now (or by someone else already): 1, else 0. */
+static int
+reaped(pid_t pid)
+{
+    int status;
+    pid_t r = waitpid(pid, &status, WNOHANG);
+
+    return r == pid || (r < 0 && errno == ECHILD);
+}
+
 /* Waits up to ms for hvdd's exit, woken by it (a pidfd: polling every ms
  * cost the end of every job up to a ms), and reaps it: 0, or -1. */
 static int
 reap_within(pid_t pid, int ms)
 {
-    int pfd = (int)syscall(SYS_pidfd_open, pid, 0), status;
-    struct pollfd p = {pfd, POLLIN, 0};
+    int pfd;
 
-    if (pfd >= 0) {
+    if (reaped(pid))
+        return 0;
+    if ((pfd = (int)syscall(SYS_pidfd_open, pid, 0)) >= 0) {
+        struct pollfd p = {pfd, POLLIN, 0};
         poll(&p, 1, ms);
         close(pfd);
-    } else { /* (a kernel before 5.3) */
-        struct timespec t = {0, ms * 1000L * 1000L};
-        nanosleep(&t, NULL);
+        return reaped(pid) ? 0 : -1;
     }
-    pid_t r = waitpid(pid, &status, WNOHANG);
-
-    return r == pid || (r < 0 && errno == ECHILD) ? 0 : -1;
+    for (int i = 0; i < ms; i++) { /* (no pidfd: a kernel before 5.3) */
+        struct timespec ms1 = {0, 1000 * 1000};
+        nanosleep(&ms1, NULL);
+        if (reaped(pid))
+            return 0;
+    }
+    return -1;
 }
 
 void

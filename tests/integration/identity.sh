@@ -13,6 +13,16 @@ for r in 0 1 2 3; do
     want="[$r]<stdout>:id $r 4 $r 4 0 1 $r 4 $r 4 0 1 127.0.0.1 lo gloo 1 none none yes forwarded $TMP/work"
     check "rank $r identity" grep -qxF "$want" "$TMP/out"
 done
+# A worker that is a script without "#!" runs through /bin/sh, which
+# glibc's execvpe does by copying argv onto the stack of the child that
+# shares hvdrun's memory until its exec: 9000 arguments once overflowed
+# that stack into hvdrun's heap ("free(): invalid size")
+printf 'echo "args $#"\n' >"$TMP/noshebang"
+chmod +x "$TMP/noshebang"
+hvd -np 2 -H localhost:2 "$TMP/noshebang" $(seq 9000)
+check "a script without #! and 9000 arguments runs (exit 0)" [ "$RC" -eq 0 ]
+check "its ranks saw every argument" \
+    [ "$(grep -c '<stdout>:args 9000$' "$TMP/out")" -eq 2 ]
 port=$(FWD=1 timeout 30 "$HVDRUN" -np 2 sh -c 'echo $MASTER_PORT' | cut -d: -f2 | sort -u)
 check "one MASTER_PORT for all ranks" [ "$(echo "$port" | wc -l)" -eq 1 ]
 check "MASTER_PORT is a port" [ "$port" -gt 0 ] 2>/dev/null
