@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -17,6 +18,7 @@
 #include <unistd.h>
 
 #include "hvd_clock.h"
+#include "hvd_numbers.h"
 #include "hvdd_chan.h"
 
 /* What is read and not yet run, at most: a request's path and a body
@@ -25,6 +27,11 @@
 /* Requests run or held at once, at most (more are answered 503): the
  * launcher's own caps keep far below it */
 #define CHANNEL_MAX_LIVE 65536
+
+/* the launcher refuses what hvdd would (hvdd_chan.h keeps its own copy:
+ * hvddchan does not see hvdd's core) */
+_Static_assert(HVDD_CHAN_MAX_BODY == HVDD_MAX_BODY,
+               "the channel's body limit is hvdd's");
 
 /* A channel request: conn first, so that server.c's conn is ours. */
 typedef struct chan_req {
@@ -133,14 +140,12 @@ take_request(hvdd_channel *ch, const hvdd_frame *fr)
 {
     const char *path = fr->payload;
     size_t plen = fr->len[0], blen = fr->len[1];
-    char *end;
-    uint64_t id = strtoull(fr->word[0], &end, 10);
-    long wait = strtol(fr->word[2], NULL, 10);
+    long id, wait;
     chan_req *q;
 
-    if (*end || fr->word[0][0] < '0' || fr->word[0][0] > '9' ||
-        !is_method(fr->word[1]) || fr->word[2][0] < '0' ||
-        fr->word[2][0] > '9' || wait < 0)
+    if (hvd_parse_long(fr->word[0], 0, LONG_MAX, &id) ||
+        !is_method(fr->word[1]) ||
+        hvd_parse_long(fr->word[2], 0, LONG_MAX, &wait))
         return -1;
     if (plen == 0 || plen > HVDD_CHAN_MAX_PATH || memchr(path, '\0', plen)) {
         refuse(ch, id, 400, "bad path\n");
@@ -160,7 +165,7 @@ take_request(hvdd_channel *ch, const hvdd_frame *fr)
         refuse(ch, id, 500, "out of memory\n");
         return 0;
     }
-    q->id = id;
+    q->id = (uint64_t)id;
     snprintf(q->method, sizeof(q->method), "%s", fr->word[1]);
     memcpy(q->path, path, plen);
     if (blen)

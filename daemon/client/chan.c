@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +18,7 @@
 #include <unistd.h>
 
 #include "hvd_clock.h"
+#include "hvd_numbers.h"
 
 /* What is read and not yet taken, at most: an answer of hvdd's is at
  * most a 1 MiB value; many wait only when nobody takes them. */
@@ -124,15 +126,16 @@ parse_one(hvdd_chan *ch, hvdd_chan_answer *a)
 {
     hvdd_frame fr;
     int r = hvdd_frames_next(&ch->in, 3, 1, CHAN_MAX_IN, &fr);
-    char *end;
+    long id, status;
 
     if (r <= 0)
         return r;
-    a->id = strtoull(fr.word[0], &end, 10);
-    a->status = (int)strtol(fr.word[1], NULL, 10);
-    if (*end || fr.word[0][0] < '0' || fr.word[0][0] > '9' || a->status < 100 ||
-        a->status > 599 || (a->body = malloc(fr.len[0] + 1)) == NULL)
+    if (hvd_parse_long(fr.word[0], 0, LONG_MAX, &id) ||
+        hvd_parse_long(fr.word[1], 100, 599, &status) ||
+        (a->body = malloc(fr.len[0] + 1)) == NULL)
         return -1;
+    a->id = (uint64_t)id;
+    a->status = (int)status;
     memcpy(a->body, fr.payload, fr.len[0]);
     a->body[fr.len[0]] = '\0';
     a->len = fr.len[0];

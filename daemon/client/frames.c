@@ -8,6 +8,8 @@
 #include <string.h>
 #include <sys/socket.h>
 
+#include "hvd_numbers.h"
+
 ssize_t
 hvdd_frames_read(hvdd_frames *f, int fd, size_t max)
 {
@@ -36,23 +38,6 @@ hvdd_frames_read(hvdd_frames *f, int fd, size_t max)
     if (n > 0)
         f->len += (size_t)n;
     return n;
-}
-
-/* The decimal number word is (digits only): 0, or -1. */
-static int
-length_of(const char *word, size_t *out)
-{
-    size_t v = 0;
-
-    if (*word == '\0' || strlen(word) > 12)
-        return -1;
-    for (; *word; word++) {
-        if (*word < '0' || *word > '9')
-            return -1;
-        v = v * 10 + (size_t)(*word - '0');
-    }
-    *out = v;
-    return 0;
 }
 
 /* fr's line cut into words: their count. */
@@ -89,8 +74,10 @@ hvdd_frames_next(hvdd_frames *f, int nwords, int nlens, size_t max,
         return -1;
     fr->len[1] = 0;
     for (int k = 0; k < nlens; k++) {
-        if (length_of(fr->word[nwords - nlens + k], &fr->len[k]) != 0)
+        long v;
+        if (hvd_parse_long(fr->word[nwords - nlens + k], 0, 1L << 40, &v))
             return -1;
+        fr->len[k] = (size_t)v;
         body += fr->len[k];
     }
     if (body > max)

@@ -153,6 +153,13 @@ unlink_call(relay *r, call *c)
     call_free(c);
 }
 
+/* c's path in hvdd: a post's route, or the key in the store's scope. */
+static void
+call_path(const call *c, char *out, size_t size)
+{
+    snprintf(out, size, c->op == 'p' ? "/v1/%s" : "/hvdrun/%s", c->what);
+}
+
 /* The line that answers c, from hvdd's answer a. */
 static char *
 answer_from(const call *c, const hvdd_chan_answer *a)
@@ -162,8 +169,7 @@ answer_from(const call *c, const hvdd_chan_answer *a)
     json_error_t je;
     int code;
 
-    snprintf(what, sizeof(what), c->op == 'p' ? "/v1/%s" : "/hvdrun/%s",
-             c->what);
+    call_path(c, what, sizeof(what));
     code = hvdd_answer_code(a->status, a->body, a->len, what, err, sizeof(err));
     if (code == 0 && c->op == 'p' && c->want &&
         (got = json_loadb(a->body, a->len, 0, &je)) == NULL) {
@@ -395,8 +401,7 @@ start(relay *r, call *c, int *code)
     if (!c->quiet && (r->calls >= RELAY_MAX_CALLS ||
                       r->running[c->host] >= RELAY_HOST_CALLS))
         return "too many calls at once";
-    snprintf(path, sizeof(path), c->op == 'p' ? "/v1/%s" : "/hvdrun/%s",
-             c->what);
+    call_path(c, path, sizeof(path));
     if (c->op == 'p') {
         if ((body = json_dumps(c->body, JSON_COMPACT)) == NULL)
             return "out of memory";
