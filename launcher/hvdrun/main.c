@@ -36,7 +36,7 @@ print_plan(const settings *s, FILE *f)
 }
 
 /* Runs a program that lives beside this one: `hvdrun --agent` is
- * hvdrun-agent, and jobs that reach other hosts run in
+ * hvdrun-agent, and jobs that reach other hosts over SSH run in
  * hvdrun-ssh, this program linked with libssh2 (whose loading would cost
  * every local job's start about a millisecond). Returns only on failure. */
 static int
@@ -320,6 +320,7 @@ run_fleet(settings *s, const envlist *base, worker_net *net, int *interrupted)
     rendezvous_stop(&rv);
     return code;
 }
+
 /* Hosts other than this one. A Slurm job's fleet runs here: srun starts
  * every agent, so nothing of SSH is needed, and hvdrun links neither
  * libssh2 nor OpenSSL (an exec of hvdrun-ssh and its loading cost every
