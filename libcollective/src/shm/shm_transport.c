@@ -16,7 +16,9 @@ shm_of(transport *t)
 static int
 st_connect(transport *t, const char *what, char *err, size_t errlen)
 {
-    return shm_attach(shm_of(t), what, err, errlen);
+    int r = shm_attach(shm_of(t), what, err, errlen);
+
+    return r != 0 ? r : shm_rehearse(t, what, err, errlen);
 }
 
 static size_t
