@@ -35,8 +35,8 @@
         }                                                                      \
     } while (0)
 
-ELEM_CLONES void
-elem_scale_avg(void *buf, size_t count, coll_dtype dt, int size)
+ELEM_CLONES static void
+scale_avg_loops(void *buf, size_t count, coll_dtype dt, int size)
 {
     uint16_t *h = buf;
     /* x * 2^-k is x / 2^k exactly (both round the same exact value), and
@@ -118,9 +118,9 @@ half_op(float a, float b, coll_op op)
     }
 }
 
-ELEM_CLONES void
-elem_reduce_to(void *dst, const void *a, const void *b, size_t n, coll_dtype dt,
-               coll_op op)
+ELEM_CLONES static void
+reduce_to_loops(void *dst, const void *a, const void *b, size_t n,
+                coll_dtype dt, coll_op op)
 {
     uint16_t *h = dst;
     const uint16_t *ha = a, *hb = b;
@@ -160,9 +160,9 @@ elem_reduce_to(void *dst, const void *a, const void *b, size_t n, coll_dtype dt,
 /* One pass instead of two over the segment: the division was a separate
  * 3% of a fused 2-rank step's samples. Each sum is rounded, then divided
  * (or multiplied by 2^-k, exactly), as the two passes do. */
-ELEM_CLONES void
-elem_sum_scaled(void *dst, const void *a, const void *b, size_t n,
-                coll_dtype dt, int size)
+ELEM_CLONES static void
+sum_scaled_loops(void *dst, const void *a, const void *b, size_t n,
+                 coll_dtype dt, int size)
 {
     int pow2 = (size & (size - 1)) == 0;
 
@@ -181,9 +181,32 @@ elem_sum_scaled(void *dst, const void *a, const void *b, size_t n,
             d[i] = pow2 ? s * k : s / (double)size;
         }
     } else {
-        elem_reduce_to(dst, a, b, n, dt, COLL_OP_SUM);
-        elem_scale_avg(dst, n, dt, size);
+        reduce_to_loops(dst, a, b, n, dt, COLL_OP_SUM);
+        scale_avg_loops(dst, n, dt, size);
     }
+}
+
+/* The entry points are plain functions: clang resolves a clone's ifunc
+ * only within the file that defines it (a call from another file found
+ * no symbol of that name), so the clones stay static here. */
+void
+elem_scale_avg(void *buf, size_t count, coll_dtype dt, int size)
+{
+    scale_avg_loops(buf, count, dt, size);
+}
+
+void
+elem_reduce_to(void *dst, const void *a, const void *b, size_t n, coll_dtype dt,
+               coll_op op)
+{
+    reduce_to_loops(dst, a, b, n, dt, op);
+}
+
+void
+elem_sum_scaled(void *dst, const void *a, const void *b, size_t n,
+                coll_dtype dt, int size)
+{
+    sum_scaled_loops(dst, a, b, n, dt, size);
 }
 
 void
