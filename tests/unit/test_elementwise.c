@@ -3,6 +3,7 @@
  * the reciprocal on the claim that this gives the bits division gives. */
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "elementwise.h"
@@ -188,6 +189,109 @@ START_TEST(sum_scaled_is_sum_then_division)
 }
 END_TEST
 
+/* Bytes of one element (collectives.c's coll_dtype_size is not linked
+ * here). */
+static size_t
+esize(coll_dtype dt)
+{
+    return dt == COLL_DT_U8 || dt == COLL_DT_I8      ? 1
+           : dt == COLL_DT_F16 || dt == COLL_DT_BF16 ? 2
+           : dt == COLL_DT_I32 || dt == COLL_DT_F32  ? 4
+                                                     : 8;
+}
+
+/* 1 when element i of buf is a NaN (never for the integer types). */
+static int
+nan_at(const void *buf, coll_dtype dt, size_t i)
+{
+    uint16_t h = ((const uint16_t *)buf)[i];
+
+    switch (dt) {
+    case COLL_DT_F16:
+        return (h & 0x7c00u) == 0x7c00u && (h & 0x3ffu);
+    case COLL_DT_BF16:
+        return (h & 0x7f80u) == 0x7f80u && (h & 0x7fu);
+    case COLL_DT_F32:
+        return isnan(((const float *)buf)[i]);
+    case COLL_DT_F64:
+        return isnan(((const double *)buf)[i]);
+    default:
+        return 0;
+    }
+}
+
+/* Elements of got whose bits differ from want's (a NaN for a NaN: which
+ * NaN's payload an op of two keeps may differ, elementwise.h). */
+static size_t
+bits_differ(const void *want, const void *got, coll_dtype dt, size_t n)
+{
+    size_t es = esize(dt), bad = 0;
+
+    for (size_t i = 0; i < n; i++)
+        if (nan_at(want, dt, i) ? !nan_at(got, dt, i)
+                                : memcmp((const char *)want + i * es,
+                                         (const char *)got + i * es, es) != 0)
+            bad++;
+    return bad;
+}
+
+/* The _local loops (AVX2 where the CPU has it, and the plain ones when
+ * told) give the plain loops' results: every type and op, spread bit
+ * patterns, a length with a tail after any vector width. */
+START_TEST(local_loops_match_the_plain_ones)
+{
+    enum { N = 4099 };
+    static unsigned char a[N * 8], b[N * 8], want[N * 8], got[N * 8];
+    const coll_op ops[] = {COLL_OP_SUM, COLL_OP_MIN, COLL_OP_MAX, COLL_OP_PROD};
+    uint64_t state = 99;
+    int tried = 0;
+
+    for (size_t i = 0; i < sizeof(a); i++) {
+        a[i] = (unsigned char)next(&state);
+        b[i] = (unsigned char)next(&state);
+    }
+    for (int avx2 = 0; avx2 <= 1; avx2++) {
+        if (elem_local_avx2(avx2) != 0) {
+            printf("local_loops: no AVX2 loops on this CPU or build: the "
+                   "plain ones only\n");
+            continue;
+        }
+        tried++;
+        for (int dt = COLL_DT_U8; dt <= COLL_DT_F64; dt++) {
+            coll_dtype t = (coll_dtype)dt;
+            size_t bytes = N * esize(t);
+            for (size_t o = 0; o < 4; o++) {
+                elem_reduce_to(want, a, b, N, t, ops[o]);
+                elem_reduce_to_local(got, a, b, N, t, ops[o]);
+                ck_assert_msg(bits_differ(want, got, t, N) == 0,
+                              "avx2 %d dt %d op %d: reduce_to", avx2, dt,
+                              ops[o]);
+                memcpy(got, a, bytes);
+                elem_reduce_into_local(got, b, N, t, ops[o]);
+                ck_assert_msg(bits_differ(want, got, t, N) == 0,
+                              "avx2 %d dt %d op %d: reduce_into", avx2, dt,
+                              ops[o]);
+            }
+            for (int size = 2; size <= 3; size++) {
+                elem_sum_scaled(want, a, b, N, t, size);
+                elem_sum_scaled_local(got, a, b, N, t, size);
+                ck_assert_msg(bits_differ(want, got, t, N) == 0,
+                              "avx2 %d dt %d size %d: sum_scaled", avx2, dt,
+                              size);
+                memcpy(want, a, bytes);
+                memcpy(got, a, bytes);
+                elem_scale_avg(want, N, t, size);
+                elem_scale_avg_local(got, N, t, size);
+                ck_assert_msg(bits_differ(want, got, t, N) == 0,
+                              "avx2 %d dt %d size %d: scale_avg", avx2, dt,
+                              size);
+            }
+        }
+    }
+    ck_assert_int_ge(tried, 1);
+}
+END_TEST
+
 static Suite *
 suite(void)
 {
@@ -199,6 +303,7 @@ suite(void)
     ADD(tc, avg_of_integers_and_halves);
     ADD(tc, reduce_every_type_and_op);
     ADD(tc, sum_scaled_is_sum_then_division);
+    ADD(tc, local_loops_match_the_plain_ones);
     suite_add_tcase(s, tc);
     return s;
 }

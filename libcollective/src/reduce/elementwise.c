@@ -3,27 +3,24 @@
  * (elem_scale_avg), which runs over every byte of a large or fused
  * allreduce. Type and op are
  * chosen outside the loops, so that each loop is one plain operation the
- * compiler can vectorise (this file is built with -O3). */
+ * compiler can vectorise (this file is built with -O3).
+ *
+ * Each loop is written once, as an inlined body, and built twice on
+ * x86-64: for any CPU (the elem_* functions) and for AVX2 (the _local
+ * ones, where this CPU has it). The two can differ in one thing: which
+ * NaN's payload a sum or product of two NaNs keeps (the compiler orders
+ * the operands of + and * as it likes). So only reductions whose every
+ * element is computed on this host alone take the _local ones: the
+ * shared-memory transport's. The others (the small-buffer allreduce,
+ * where every rank reduces every element itself, and the TCP ring's
+ * recursive doubling) may run on hosts with different CPUs and must
+ * give the same bits everywhere. */
 #include <stdint.h>
 
 #include "elementwise.h"
 #include "halfprec.h"
 
-/* On x86-64 the loops are built twice, for AVX2 and for any x86-64, and
- * the loader picks the one this CPU runs (an ifunc). The wider vectors
- * pay even though the shared-memory reductions mostly wait on memory:
- * coll_bench's 1 MiB allreduce, medians of 8 runs in turns, twice: 87
- * -> 76 and 91 -> 77 us on 2 ranks, 402 -> 354 and 352 -> 340 on 4. The
- * results are the same bits: plain IEEE operations, one per element,
- * with no contraction. */
-#if defined(__x86_64__) && defined(__has_attribute)
-#if __has_attribute(target_clones)
-#define ELEM_CLONES __attribute__((target_clones("avx2", "default")))
-#endif
-#endif
-#ifndef ELEM_CLONES
-#define ELEM_CLONES
-#endif
+#define BODY static inline __attribute__((always_inline))
 
 /* buf[i] = EXPR of u = buf[i], for one type. */
 #define EACH(T, buf, n, EXPR)                                                  \
@@ -35,8 +32,8 @@
         }                                                                      \
     } while (0)
 
-ELEM_CLONES static void
-scale_avg_loops(void *buf, size_t count, coll_dtype dt, int size)
+BODY void
+scale_avg_body(void *buf, size_t count, coll_dtype dt, int size)
 {
     uint16_t *h = buf;
     /* x * 2^-k is x / 2^k exactly (both round the same exact value), and
@@ -118,9 +115,9 @@ half_op(float a, float b, coll_op op)
     }
 }
 
-ELEM_CLONES static void
-reduce_to_loops(void *dst, const void *a, const void *b, size_t n,
-                coll_dtype dt, coll_op op)
+BODY void
+reduce_to_body(void *dst, const void *a, const void *b, size_t n, coll_dtype dt,
+               coll_op op)
 {
     uint16_t *h = dst;
     const uint16_t *ha = a, *hb = b;
@@ -160,9 +157,9 @@ reduce_to_loops(void *dst, const void *a, const void *b, size_t n,
 /* One pass instead of two over the segment: the division was a separate
  * 3% of a fused 2-rank step's samples. Each sum is rounded, then divided
  * (or multiplied by 2^-k, exactly), as the two passes do. */
-ELEM_CLONES static void
-sum_scaled_loops(void *dst, const void *a, const void *b, size_t n,
-                 coll_dtype dt, int size)
+BODY void
+sum_scaled_body(void *dst, const void *a, const void *b, size_t n,
+                coll_dtype dt, int size)
 {
     int pow2 = (size & (size - 1)) == 0;
 
@@ -181,32 +178,130 @@ sum_scaled_loops(void *dst, const void *a, const void *b, size_t n,
             d[i] = pow2 ? s * k : s / (double)size;
         }
     } else {
-        reduce_to_loops(dst, a, b, n, dt, COLL_OP_SUM);
-        scale_avg_loops(dst, n, dt, size);
+        reduce_to_body(dst, a, b, n, dt, COLL_OP_SUM);
+        scale_avg_body(dst, n, dt, size);
     }
 }
 
-/* The entry points are plain functions: clang resolves a clone's ifunc
- * only within the file that defines it (a call from another file found
- * no symbol of that name), so the clones stay static here. */
 void
 elem_scale_avg(void *buf, size_t count, coll_dtype dt, int size)
 {
-    scale_avg_loops(buf, count, dt, size);
+    scale_avg_body(buf, count, dt, size);
 }
 
 void
 elem_reduce_to(void *dst, const void *a, const void *b, size_t n, coll_dtype dt,
                coll_op op)
 {
-    reduce_to_loops(dst, a, b, n, dt, op);
+    reduce_to_body(dst, a, b, n, dt, op);
 }
 
 void
 elem_sum_scaled(void *dst, const void *a, const void *b, size_t n,
                 coll_dtype dt, int size)
 {
-    sum_scaled_loops(dst, a, b, n, dt, size);
+    sum_scaled_body(dst, a, b, n, dt, size);
+}
+
+/* The same loops for AVX2, chosen by a look at the CPU (not an ifunc,
+ * which musl has not). The wider vectors pay even though the
+ * shared-memory reductions mostly wait on memory: coll_bench's 1 MiB
+ * allreduce, medians of 8 runs in turns, twice: 87 -> 76 and 91 -> 77 us
+ * on 2 ranks, 402 -> 354 and 352 -> 340 on 4. */
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define AVX2 __attribute__((target("avx2")))
+
+static AVX2 void
+scale_avg_avx2(void *buf, size_t count, coll_dtype dt, int size)
+{
+    scale_avg_body(buf, count, dt, size);
+}
+
+static AVX2 void
+reduce_to_avx2(void *dst, const void *a, const void *b, size_t n, coll_dtype dt,
+               coll_op op)
+{
+    reduce_to_body(dst, a, b, n, dt, op);
+}
+
+static AVX2 void
+sum_scaled_avx2(void *dst, const void *a, const void *b, size_t n,
+                coll_dtype dt, int size)
+{
+    sum_scaled_body(dst, a, b, n, dt, size);
+}
+
+static int avx2_wanted = -1; /* -1: the CPU decides */
+
+static int
+avx2(void)
+{
+    int w = __atomic_load_n(&avx2_wanted, __ATOMIC_RELAXED);
+
+    if (w < 0) {
+        __builtin_cpu_init();
+        w = __builtin_cpu_supports("avx2") ? 1 : 0;
+        __atomic_store_n(&avx2_wanted, w, __ATOMIC_RELAXED);
+    }
+    return w;
+}
+
+int
+elem_local_avx2(int on)
+{
+    __builtin_cpu_init();
+    if (on && !__builtin_cpu_supports("avx2"))
+        return -1;
+    __atomic_store_n(&avx2_wanted, on ? 1 : 0, __ATOMIC_RELAXED);
+    return 0;
+}
+#else
+#define avx2() 0
+#define scale_avg_avx2 scale_avg_body
+#define reduce_to_avx2 reduce_to_body
+#define sum_scaled_avx2 sum_scaled_body
+
+int
+elem_local_avx2(int on)
+{
+    return on ? -1 : 0;
+}
+#endif
+
+void
+elem_scale_avg_local(void *buf, size_t count, coll_dtype dt, int size)
+{
+    if (avx2())
+        scale_avg_avx2(buf, count, dt, size);
+    else
+        scale_avg_body(buf, count, dt, size);
+}
+
+void
+elem_reduce_to_local(void *dst, const void *a, const void *b, size_t n,
+                     coll_dtype dt, coll_op op)
+{
+    if (avx2())
+        reduce_to_avx2(dst, a, b, n, dt, op);
+    else
+        reduce_to_body(dst, a, b, n, dt, op);
+}
+
+void
+elem_reduce_into_local(void *acc, const void *x, size_t n, coll_dtype dt,
+                       coll_op op)
+{
+    elem_reduce_to_local(acc, acc, x, n, dt, op);
+}
+
+void
+elem_sum_scaled_local(void *dst, const void *a, const void *b, size_t n,
+                      coll_dtype dt, int size)
+{
+    if (avx2())
+        sum_scaled_avx2(dst, a, b, n, dt, size);
+    else
+        sum_scaled_body(dst, a, b, n, dt, size);
 }
 
 void

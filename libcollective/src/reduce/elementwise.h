@@ -29,6 +29,21 @@ void elem_sum_scaled(void *dst, const void *a, const void *b, size_t n,
  * one more for the first count % size ranks; returns where it starts. */
 size_t elem_block_start(size_t count, int size, int r, size_t *len);
 
+/* The same loops built for this CPU's widest vectors (AVX2 on x86-64
+ * where the CPU has it): the same bits as the above but for which NaN's
+ * payload an op of two NaNs keeps. Only for reductions whose every
+ * element is computed on this host alone (elementwise.c says why). */
+void elem_reduce_to_local(void *dst, const void *a, const void *b, size_t n,
+                          coll_dtype dt, coll_op op);
+void elem_reduce_into_local(void *acc, const void *x, size_t n, coll_dtype dt,
+                            coll_op op);
+void elem_scale_avg_local(void *buf, size_t count, coll_dtype dt, int size);
+void elem_sum_scaled_local(void *dst, const void *a, const void *b, size_t n,
+                           coll_dtype dt, int size);
+/* For the tests: the _local functions take the AVX2 loops (on 1) or the
+ * plain ones (0); -1 when this CPU or build has no AVX2 loops. */
+int elem_local_avx2(int on);
+
 #ifdef __cplusplus
 }
 #endif
