@@ -112,8 +112,9 @@ int shm_allreduce(transport *t, const transport_piece *piece, int n,
 int shm_reducescatter(transport *t, const void *send, void *recv, size_t count,
                       coll_dtype dt, coll_op op, char *err, size_t errlen);
 
-/* Runs the allreduce over the whole segment at connect (shm_reduce.c),
- * so that a job's first large calls do not pay for its first use. */
+/* Runs the allreduce over every part of the segment it uses, at connect
+ * (shm_reduce.c), so that a job's first large calls do not pay for its
+ * first use; errors named by what. */
 int shm_rehearse(transport *t, const char *what, char *err, size_t errlen);
 
 #endif

@@ -65,16 +65,17 @@ reduce_run(const reduction *rd, void *dst, size_t at, size_t n)
     coll_op op = rd->op == COLL_OP_AVG ? COLL_OP_SUM : rd->op;
 
     if (rd->op == COLL_OP_AVG && rd->size == 2) {
-        elem_sum_scaled(dst, (const char *)rd->src[0] + off,
-                        (const char *)rd->src[1] + off, n, rd->dt, 2);
+        elem_sum_scaled_local(dst, (const char *)rd->src[0] + off,
+                              (const char *)rd->src[1] + off, n, rd->dt, 2);
         return;
     }
-    elem_reduce_to(dst, (const char *)rd->src[0] + off,
-                   (const char *)rd->src[1] + off, n, rd->dt, op);
+    elem_reduce_to_local(dst, (const char *)rd->src[0] + off,
+                         (const char *)rd->src[1] + off, n, rd->dt, op);
     for (int k = 2; k < rd->size; k++)
-        elem_reduce_into(dst, (const char *)rd->src[k] + off, n, rd->dt, op);
+        elem_reduce_into_local(dst, (const char *)rd->src[k] + off, n, rd->dt,
+                               op);
     if (rd->op == COLL_OP_AVG)
-        elem_scale_avg(dst, n, rd->dt, rd->size);
+        elem_scale_avg_local(dst, n, rd->dt, rd->size);
 }
 
 /* The blocks of count elements, and the steps they take. */
@@ -167,9 +168,10 @@ reduce_sub(const shm_transport *s, const pieces *b, const blocks *bl,
     }
 }
 
-int
-shm_allreduce(transport *t, const transport_piece *piece, int n, coll_dtype dt,
-              coll_op op, char *err, size_t errlen)
+/* The allreduce, its errors named by what. */
+static int
+allreduce_as(transport *t, const transport_piece *piece, int n, coll_dtype dt,
+             coll_op op, const char *what, char *err, size_t errlen)
 {
     shm_transport *s = (shm_transport *)t;
     pieces b = {piece, n, coll_dtype_size(dt)};
@@ -184,7 +186,7 @@ shm_allreduce(transport *t, const transport_piece *piece, int n, coll_dtype dt,
         uint32_t step = s->step;
         if (j < bl.steps)
             post_subs(s, &b, &bl, j);
-        if ((r = shm_step(s, "allreduce", err, errlen)) != 0)
+        if ((r = shm_step(s, what, err, errlen)) != 0)
             break;
         if (j < bl.steps) {
             /* the next slot is free: every rank has posted this step */
@@ -198,6 +200,13 @@ shm_allreduce(transport *t, const transport_piece *piece, int n, coll_dtype dt,
                             shm_area(s, step, k) + (size_t)p * s->sub, 1);
     }
     return r;
+}
+
+int
+shm_allreduce(transport *t, const transport_piece *piece, int n, coll_dtype dt,
+              coll_op op, char *err, size_t errlen)
+{
+    return allreduce_as(t, piece, n, dt, op, "allreduce", err, errlen);
 }
 
 int
@@ -224,31 +233,40 @@ shm_reducescatter(transport *t, const void *send, void *recv, size_t count,
 
 /* Two allreduces of one full sub-block per rank, a step apart so that
  * the slots change places (a real call's argument check takes a step
- * too): every area's every byte is written and read as the operations
+ * too): every part of the segment an allreduce uses (all but each rank's
+ * own sub-block of its own area) is written and read as the operations
  * do. Without this, on 2 ranks (2 cores) the first allreduces of 1 MiB
- * (the first size that reaches the whole segment) ran twice as slowly
- * as later ones, and the later ones stayed slower too: coll_bench's
- * 1 MiB figure (1 warm-up, 10 timed calls), medians of 8 runs in turns,
- * 105 -> 79 us. Writing every area and reading the others' did about
- * half as much (104 -> 94). */
+ * (the first size that reaches that far into the segment) ran twice as
+ * slowly as later ones, and the later ones stayed slower too:
+ * coll_bench's 1 MiB figure (1 warm-up, 10 timed calls), medians of 8
+ * runs in turns, 105 -> 79 us. Writing every area and reading the
+ * others' did about half as much (104 -> 94). Why the first use costs
+ * so much is not known: the pages are mapped from the start. Every
+ * transport pays it once at connect: coll_init's, the fusion thread's,
+ * the first hierarchical call's, each elastic round's (about 2 ms on 2
+ * ranks). Its errors are named by what, the connect's. */
 int
 shm_rehearse(transport *t, const char *what, char *err, size_t errlen)
 {
     shm_transport *s = (shm_transport *)t;
     size_t count = (size_t)t->size * s->sub / sizeof(float);
-    float *scratch = calloc(count, sizeof(float));
-    transport_piece all = {scratch, scratch, count};
+    float *scratch;
+    transport_piece all;
     int r;
 
-    if (scratch == NULL) {
+    if (t->size < 2)
+        return 0;
+    if ((scratch = calloc(count, sizeof(float))) == NULL) {
         snprintf(err, errlen, "%s: out of memory", what);
         return COLL_ENOMEM;
     }
-    r = shm_allreduce(t, &all, 1, COLL_DT_F32, COLL_OP_SUM, err, errlen);
+    all = (transport_piece){scratch, scratch, count};
+    r = allreduce_as(t, &all, 1, COLL_DT_F32, COLL_OP_SUM, what, err, errlen);
     if (r == 0)
         r = shm_step(s, what, err, errlen);
     if (r == 0)
-        r = shm_allreduce(t, &all, 1, COLL_DT_F32, COLL_OP_SUM, err, errlen);
+        r = allreduce_as(t, &all, 1, COLL_DT_F32, COLL_OP_SUM, what, err,
+                         errlen);
     free(scratch);
     return r;
 }
