@@ -76,8 +76,11 @@ scale_avg_body(void *buf, size_t count, coll_dtype dt, int size)
     }
 }
 
-/* dst[i] = a[i] op b[i] for one type (dst may be a). */
-#define REDUCE_AS(T, dst, a, b, n, op)                                         \
+/* dst[i] = a[i] op b[i] for one type (dst may be a). Sums and products
+ * go in U: for the signed integers their unsigned twin, so that one that
+ * overflows wraps as two's complement does instead of being undefined
+ * (UBSan stopped on an I32 sum of large values). */
+#define REDUCE_AS(T, U, dst, a, b, n, op)                                      \
     do {                                                                       \
         T *d_ = (T *)(dst);                                                    \
         const T *a_ = (const T *)(a), *b_ = (const T *)(b);                    \
@@ -92,11 +95,11 @@ scale_avg_body(void *buf, size_t count, coll_dtype dt, int size)
             break;                                                             \
         case COLL_OP_PROD:                                                     \
             for (size_t i_ = 0; i_ < (n); i_++)                                \
-                d_[i_] = (T)(a_[i_] * b_[i_]);                                 \
+                d_[i_] = (T)((U)a_[i_] * (U)b_[i_]);                           \
             break;                                                             \
         default:                                                               \
             for (size_t i_ = 0; i_ < (n); i_++)                                \
-                d_[i_] = (T)(a_[i_] + b_[i_]);                                 \
+                d_[i_] = (T)((U)a_[i_] + (U)b_[i_]);                           \
         }                                                                      \
     } while (0)
 
@@ -124,22 +127,22 @@ reduce_to_body(void *dst, const void *a, const void *b, size_t n, coll_dtype dt,
 
     switch (dt) {
     case COLL_DT_U8:
-        REDUCE_AS(uint8_t, dst, a, b, n, op);
+        REDUCE_AS(uint8_t, uint8_t, dst, a, b, n, op);
         break;
     case COLL_DT_I8:
-        REDUCE_AS(int8_t, dst, a, b, n, op);
+        REDUCE_AS(int8_t, uint8_t, dst, a, b, n, op);
         break;
     case COLL_DT_I32:
-        REDUCE_AS(int32_t, dst, a, b, n, op);
+        REDUCE_AS(int32_t, uint32_t, dst, a, b, n, op);
         break;
     case COLL_DT_I64:
-        REDUCE_AS(int64_t, dst, a, b, n, op);
+        REDUCE_AS(int64_t, uint64_t, dst, a, b, n, op);
         break;
     case COLL_DT_F32:
-        REDUCE_AS(float, dst, a, b, n, op);
+        REDUCE_AS(float, float, dst, a, b, n, op);
         break;
     case COLL_DT_F64:
-        REDUCE_AS(double, dst, a, b, n, op);
+        REDUCE_AS(double, double, dst, a, b, n, op);
         break;
     case COLL_DT_F16:
         for (size_t i = 0; i < n; i++)
