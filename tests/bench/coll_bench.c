@@ -91,6 +91,7 @@ bench(coll_comm *c, which w, size_t bytes)
      * us a pass over the buffer that mpi_bench does not make */
     for (size_t j = 0; j < n; j++)
         a[j] = (float)(rank + 1);
+    memset(b, 0xff, n * sizeof(float)); /* NaNs: a run that writes none fails */
     if (run(c, w, a, b, n) != 0)
         goto fail;
     bad = wrong(c, w, a, b, n);
