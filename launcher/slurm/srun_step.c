@@ -128,6 +128,11 @@ reap(srun_step *st)
     if (st->done || waitpid(st->pid, &status, WNOHANG) != st->pid)
         return;
     st->done = 1;
+    if (st->pid_fd >= 0) { /* readable for good now: out of the poll set */
+        unwatch(st, st->pid_fd);
+        close(st->pid_fd);
+        st->pid_fd = -1;
+    }
     st->code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
@@ -331,8 +336,10 @@ srun_step_close_node(srun_step *st, size_t node)
 }
 
 /* Waits up to `seconds` for srun, relaying its lines meanwhile: woken by
- * its output and by the EOF of its pipes at its end; then the zombie is
- * looked for in short steps. */
+ * its output and by its end. Its pipes close a moment before it becomes a
+ * zombie, so a wake-up on their EOF may find it still running: the pidfd
+ * wakes the wait again when it is done (without one, a kernel before 5.3,
+ * the zombie is looked for in 2 ms steps). */
 static int
 wait_srun(srun_step *st, double seconds)
 {
@@ -342,7 +349,10 @@ wait_srun(srun_step *st, double seconds)
         struct pollfd p = {st->epoll_fd, POLLIN, 0};
         srun_step_poll(st);
         if (!st->done)
-            poll(&p, 1, st->out[0].fd >= 0 || st->out[1].fd >= 0 ? 20 : 2);
+            poll(&p, 1,
+                 st->pid_fd >= 0 || st->out[0].fd >= 0 || st->out[1].fd >= 0
+                     ? 20
+                     : 2);
     }
     return st->done;
 }

@@ -38,6 +38,7 @@ struct srun_step {
     char *secret;
     int listen_fd, epoll_fd;
     pid_t pid;
+    int pid_fd;      /* srun's pidfd, watched until it is reaped; -1: none */
     out_line out[2]; /* srun's stdout, stderr */
     int done, code, cancelled, strangers;
     int accepting; /* listen_fd is watched */

@@ -16,6 +16,7 @@
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -112,6 +113,10 @@ start_srun(srun_step *st, const srun_step_spec *spec, int port, char *err,
     }
     close(child.status_fd);
     st->pid = child.pid;
+    /* its end wakes the step's poll (a kernel before 5.3 has no pidfd:
+     * wait_srun then looks in short steps) */
+    if ((st->pid_fd = (int)syscall(SYS_pidfd_open, child.pid, 0)) >= 0)
+        srun_step_watch(st, st->pid_fd);
     st->out[0].fd = child.out_fd;
     st->out[1].fd = child.err_fd;
     srun_step_watch(st, child.out_fd);
@@ -132,6 +137,7 @@ alloc_step(const srun_step_spec *spec)
     if (st == NULL)
         return NULL;
     st->listen_fd = st->epoll_fd = st->out[0].fd = st->out[1].fd = -1;
+    st->pid_fd = -1;
     st->pid = -1;
     st->n = spec->n;
     st->nodes = calloc(spec->n, sizeof(*st->nodes));
@@ -207,6 +213,8 @@ srun_step_release(srun_step *st)
     for (int k = 0; k < 2; k++)
         if (st->out[k].fd >= 0)
             close(st->out[k].fd);
+    if (st->pid_fd >= 0)
+        close(st->pid_fd);
     if (st->epoll_fd >= 0)
         close(st->epoll_fd);
     for (size_t i = 0; st->nodes && i < st->n; i++)
