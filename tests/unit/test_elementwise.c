@@ -147,6 +147,56 @@ START_TEST(reduce_every_type_and_op)
 }
 END_TEST
 
+/* MIN and MAX of a NaN and a number are the NaN, whichever operand it is
+ * (as torch.minimum and torch.maximum): a NaN kept only as the first
+ * operand made a reduction's result depend on which rank held it. Every
+ * float type, both builds of the shared-memory loops, a length with a
+ * vector tail. */
+START_TEST(min_and_max_keep_a_nan_either_side)
+{
+    enum { N = 37 };
+    const coll_dtype types[] = {COLL_DT_F16, COLL_DT_BF16, COLL_DT_F32,
+                                COLL_DT_F64};
+    const coll_op ops[] = {COLL_OP_MIN, COLL_OP_MAX};
+    char x[N * 8], y[N * 8], out[N * 8];
+    int tried = 0;
+
+    for (int avx2 = 0; avx2 <= 1; avx2++) {
+        if (elem_local_avx2(avx2) != 0)
+            continue;
+        tried++;
+        for (size_t t = 0; t < 4; t++)
+            for (size_t o = 0; o < 2; o++)
+                for (int side = 0; side < 2; side++) {
+                    for (size_t i = 0; i < N; i++) {
+                        int nan_here = i % 3 == 1;
+                        put(x, types[t], i, nan_here && side == 0 ? NAN : 1.0);
+                        put(y, types[t], i, nan_here && side == 1 ? NAN : 2.0);
+                    }
+                    for (int local = 0; local < 2; local++) {
+                        if (local)
+                            elem_reduce_to_local(out, x, y, N, types[t],
+                                                 ops[o]);
+                        else
+                            elem_reduce_to(out, x, y, N, types[t], ops[o]);
+                        for (size_t i = 0; i < N; i++) {
+                            double v = get(out, types[t], i);
+                            int want_nan = i % 3 == 1;
+                            ck_assert_msg(
+                                want_nan ? isnan(v)
+                                         : v == (ops[o] == COLL_OP_MIN ? 1 : 2),
+                                "avx2 %d local %d dt %d op %d NaN in %s [%zu]: "
+                                "%g",
+                                avx2, local, types[t], ops[o], side ? "b" : "a",
+                                i, v);
+                        }
+                    }
+                }
+    }
+    ck_assert_int_ge(tried, 1);
+}
+END_TEST
+
 /* elem_sum_scaled in one pass gives the bits of the sum then the
  * division, for floats (spread bit patterns) and, through the two-pass
  * fallback, integers. */
@@ -302,6 +352,7 @@ suite(void)
     ADD(tc, avg_by_power_of_two_is_division);
     ADD(tc, avg_of_integers_and_halves);
     ADD(tc, reduce_every_type_and_op);
+    ADD(tc, min_and_max_keep_a_nan_either_side);
     ADD(tc, sum_scaled_is_sum_then_division);
     ADD(tc, local_loops_match_the_plain_ones);
     suite_add_tcase(s, tc);

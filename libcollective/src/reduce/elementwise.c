@@ -79,7 +79,12 @@ scale_avg_body(void *buf, size_t count, coll_dtype dt, int size)
 /* dst[i] = a[i] op b[i] for one type (dst may be a). Sums and products
  * go in U: for the signed integers their unsigned twin, so that one that
  * overflows wraps as two's complement does instead of being undefined
- * (UBSan stopped on an I32 sum of large values). */
+ * (UBSan stopped on an I32 sum of large values). MIN and MAX take b when
+ * it is a NaN (b != b; never for an integer): a NaN on either side is
+ * the result, as with torch.minimum (`b < a ? b : a` alone kept a NaN
+ * only as a, so a job's result depended on which rank held it). A
+ * selection, not arithmetic: both builds give the same bits (of two
+ * NaNs, b's). */
 #define REDUCE_AS(T, U, dst, a, b, n, op)                                      \
     do {                                                                       \
         T *d_ = (T *)(dst);                                                    \
@@ -87,11 +92,13 @@ scale_avg_body(void *buf, size_t count, coll_dtype dt, int size)
         switch (op) {                                                          \
         case COLL_OP_MIN:                                                      \
             for (size_t i_ = 0; i_ < (n); i_++)                                \
-                d_[i_] = b_[i_] < a_[i_] ? b_[i_] : a_[i_];                    \
+                d_[i_] =                                                       \
+                    b_[i_] < a_[i_] || b_[i_] != b_[i_] ? b_[i_] : a_[i_];     \
             break;                                                             \
         case COLL_OP_MAX:                                                      \
             for (size_t i_ = 0; i_ < (n); i_++)                                \
-                d_[i_] = b_[i_] > a_[i_] ? b_[i_] : a_[i_];                    \
+                d_[i_] =                                                       \
+                    b_[i_] > a_[i_] || b_[i_] != b_[i_] ? b_[i_] : a_[i_];     \
             break;                                                             \
         case COLL_OP_PROD:                                                     \
             for (size_t i_ = 0; i_ < (n); i_++)                                \
@@ -107,10 +114,10 @@ static float
 half_op(float a, float b, coll_op op)
 {
     switch (op) {
-    case COLL_OP_MIN:
-        return b < a ? b : a;
+    case COLL_OP_MIN: /* a NaN either side, as REDUCE_AS */
+        return b < a || b != b ? b : a;
     case COLL_OP_MAX:
-        return b > a ? b : a;
+        return b > a || b != b ? b : a;
     case COLL_OP_PROD:
         return a * b;
     default:
