@@ -625,7 +625,7 @@ release(run *r)
     out_sink_release(&r->sinks[0]);
     out_sink_release(&r->sinks[1]);
     close_fd(&r->sigfd);
-    close_fd(&r->guard_fd); /* no group left: the guard exits */
+    close_fd(&r->guard_fd); /* (an early return's: the guard exits) */
     if (r->nkeep > 0 && r->keep[0] > 0)
         waitpid(r->keep[0], NULL, 0);
     sigprocmask(SIG_SETMASK, &r->old_mask, NULL);
@@ -674,6 +674,10 @@ worker_group_run(const worker_group_spec *spec)
         begin_stop(&r);
     }
     loop(&r);
+    /* every worker is reaped, and with it its group out of the guard's
+     * list: the guard, told now, exits while the leftovers are looked for
+     * (on a Slurm node the task's end waits for it) */
+    close_fd(&r.guard_fd);
     stop_leftovers(&r);
     code = exit_code(&r);
     if (spec->interrupted)
