@@ -523,10 +523,14 @@ stop_leftovers(run *r)
     pid_set told = {0}, left;
     double until = hvd_mono_now() + r->spec->kill_grace;
     int killed = 0;
+    pid_t gone;
 
     for (;;) {
-        while (waitpid(-1, NULL, WNOHANG) > 0)
-            ;
+        /* (the guard, told to go, may be among them: reaped here, it is
+         * not waited for again, by a pid that may be another's by then) */
+        while ((gone = waitpid(-1, NULL, WNOHANG)) > 0)
+            if (gone == r->keep[0])
+                r->keep[0] = 0;
         if (descendants_any(r->keep, r->nkeep) == 0)
             break;
         if (descendants_find(r->keep, r->nkeep, &left) == 0) {
@@ -674,9 +678,10 @@ worker_group_run(const worker_group_spec *spec)
         begin_stop(&r);
     }
     loop(&r);
-    /* every worker is reaped, and with it its group out of the guard's
-     * list: the guard, told now, exits while the leftovers are looked for
-     * (on a Slurm node the task's end waits for it) */
+    /* every worker is reaped (or the loop gave up and killed them), and
+     * with it its group out of the guard's list: the guard, told now,
+     * exits while the leftovers are looked for (on a Slurm node the
+     * task's end waits for it) */
     close_fd(&r.guard_fd);
     stop_leftovers(&r);
     code = exit_code(&r);

@@ -3,10 +3,9 @@
  * It connects back to hvdrun three times (srun_step.h), makes the first
  * two connections its stdin/stdout and stderr, runs the agent in this
  * same process (agent_run.h: no second program start on the node), and
- * then sends the agent's exit code on the third. An agent that ended 0
- * exits at once; one that failed exits 0 once hvdrun has taken the code
- * ("bye"), with the code itself when hvdrun is gone, so that srun's
- * --kill-on-bad-exit ends the rest of the step. */
+ * then sends the agent's exit code on the third. It exits 0 once hvdrun
+ * has taken the code ("bye"); with the code itself when hvdrun is gone,
+ * so that srun's --kill-on-bad-exit ends the rest of the step. */
 #include <errno.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -216,10 +215,6 @@ report(int status_fd, int code)
     if (send(status_fd, line, strlen(line), MSG_NOSIGNAL) !=
         (ssize_t)strlen(line))
         return 0;
-    /* a task that ends 0 stops nothing, whether hvdrun is there or not:
-     * its end need not wait for a turn of hvdrun's loop */
-    if (code == 0)
-        return 1;
     /* hvdrun answers once it has the code; a dead hvdrun is EOF */
     return read_line(status_fd, line, sizeof(line), 0) == 0 &&
            strcmp(line, "bye\n") == 0;
