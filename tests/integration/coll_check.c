@@ -125,6 +125,73 @@ check_broadcast_allgather(coll_comm *c, size_t n)
     free(all);
 }
 
+/* Values whose op gives different bits in the two orders: +0 and -0
+ * (MIN and MAX keep one operand), NaNs of different payloads (a sum or
+ * MIN of two keeps one's), a NaN on some ranks only; then every rank's
+ * result is gathered and must be the same bits on every rank, on each
+ * path (the argument check's exchange, recursive doubling, the ring),
+ * and the NaNs NaNs. */
+#ifndef COLL_CHECK_GPU
+static void
+put_odd_value(float *f, int rank, size_t i)
+{
+    uint32_t bits;
+
+    switch (i % 4) {
+    case 0: /* +0 on even ranks, -0 on odd ones */
+        *f = rank % 2 ? -0.0f : 0.0f;
+        return;
+    case 1: /* a NaN whose sign and payload are the rank's */
+        bits =
+            0x7fc00000u | (uint32_t)(rank + 1) | (rank % 2 ? 0x80000000u : 0);
+        memcpy(f, &bits, sizeof(bits));
+        return;
+    case 2: /* a NaN on every rank but the first */
+        bits = 0x7fc00000u | 0x1234u;
+        if (rank == 0)
+            *f = 1.0f;
+        else
+            memcpy(f, &bits, sizeof(bits));
+        return;
+    default:
+        *f = (float)value(rank, i);
+    }
+}
+
+static void
+check_same_bits(coll_comm *c, coll_op op, size_t n)
+{
+    int rank = coll_rank(c), size = coll_size(c), r;
+    float *send = malloc(n * sizeof(float) + 4),
+          *recv = malloc(n * sizeof(float) + 4),
+          *all = malloc(n * size * sizeof(float) + 4);
+
+    for (size_t i = 0; i < n; i++)
+        put_odd_value(&send[i], rank, i);
+    if ((r = coll_allreduce(c, send, recv, n, COLL_DT_F32, op)) != 0 ||
+        (r = coll_allgather(c, recv, all, n, COLL_DT_F32)) != 0)
+        FAIL("same bits op %d n %zu: %s: %s", op, n, coll_strerror(r),
+             coll_last_error(c));
+    for (int k = 0; k < size; k++)
+        for (size_t i = 0; i < n; i++)
+            if (memcmp(&all[k * n + i], &all[i], sizeof(float)) != 0) {
+                uint32_t a, b;
+                memcpy(&a, &all[i], 4);
+                memcpy(&b, &all[k * n + i], 4);
+                FAIL("allreduce op %d n %zu: [%zu] is %08x on rank 0 and "
+                     "%08x on rank %d: not the same bits",
+                     op, n, i, a, b, k);
+            }
+    for (size_t i = 1; i < n; i += 4)
+        if (!isnan(all[i]) || (size > 1 && i + 1 < n && !isnan(all[i + 1])))
+            FAIL("allreduce op %d n %zu: [%zu] is not a NaN", op, n, i);
+    checks++;
+    free(send);
+    free(recv);
+    free(all);
+}
+#endif
+
 /* 16-bit floats, with values exact in them: sums up to 44 are exact in
  * bf16 and f16; avg within rounding. */
 static float
@@ -505,6 +572,12 @@ run_all(coll_comm *c)
     /* an odd count: halves of different sizes on two ranks */
     check_allreduce(c, COLL_DT_F64, COLL_OP_SUM, 100001, 0);
     check_allreduce(c, COLL_DT_I32, COLL_OP_MAX, 100001, 1);
+#ifndef COLL_CHECK_GPU /* (NCCL's MIN and MAX are NCCL's: collective.3) */
+    /* the exchange, recursive doubling and the ring */
+    for (int op = COLL_OP_SUM; op <= COLL_OP_MAX; op++)
+        for (size_t s = 0; op != COLL_OP_AVG && s < 3; s++)
+            check_same_bits(c, (coll_op)op, (size_t[]){101, 7001, 300007}[s]);
+#endif
     for (size_t s = 0; s < 5; s++)
         check_broadcast_allgather(c, sizes[s]);
     check_v_variants(c);

@@ -6,8 +6,11 @@
  * to the rank that many below and gets the result back at the end. The
  * partners are at power-of-two distances: the ring's streams and the
  * chords the control exchanges use. Both ends of a step reduce the same
- * two values in swapped order, and every op is commutative, so every
- * rank ends with the same bits. */
+ * two values in the same order, the lower rank's first: every op is
+ * commutative in value but not always in bits (of two NaNs, a sum or a
+ * MIN keeps one's payload; MIN and MAX of +0 and -0 keep one), and each
+ * rank reducing its own first left partners with different bits. So
+ * every rank ends with the same bits. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -51,6 +54,7 @@ steps(tcp_ring *g, char *scratch, void *recv, size_t bytes, coll_dtype dt,
                         .in_len = bytes,
                         .reduce = 1,
                         .scale = op == COLL_OP_AVG && d * 2 == p2,
+                        .theirs_first = (rank ^ d) < rank,
                         .dt = dt,
                         .op = op == COLL_OP_AVG ? COLL_OP_SUM : op};
         memcpy(scratch, recv, bytes); /* what goes out, while recv changes */

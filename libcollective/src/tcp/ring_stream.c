@@ -72,7 +72,8 @@ gather(const ring_buf *b, enum ring_side s, size_t at, size_t len, size_t most,
     return n;
 }
 
-/* recv side [at, at + len) = send side op segment, divided when scaled. */
+/* recv side [at, at + len) = send side op segment (segment op send side
+ * with theirs_first), divided when scaled. */
 static void
 reduce_segment(const ring_buf *b, const ring_step *s, const char *segment,
                size_t at, size_t len, int size)
@@ -84,12 +85,12 @@ reduce_segment(const ring_buf *b, const ring_step *s, const char *segment,
         gather(b, RING_SEND_SIDE, at, len, len, own);
         for (int k = 0; k < n; k++) {
             size_t count = dst[k].iov_len / b->es;
+            const void *x = s->theirs_first ? segment : own[k].iov_base,
+                       *y = s->theirs_first ? own[k].iov_base : segment;
             if (s->scale) /* avg: the op is the sum */
-                elem_sum_scaled(dst[k].iov_base, own[k].iov_base, segment,
-                                count, s->dt, size);
+                elem_sum_scaled(dst[k].iov_base, x, y, count, s->dt, size);
             else
-                elem_reduce_to(dst[k].iov_base, own[k].iov_base, segment, count,
-                               s->dt, s->op);
+                elem_reduce_to(dst[k].iov_base, x, y, count, s->dt, s->op);
             segment += dst[k].iov_len;
             at += dst[k].iov_len;
             len -= dst[k].iov_len;

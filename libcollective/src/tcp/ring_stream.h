@@ -32,13 +32,14 @@ enum ring_side { RING_SEND_SIDE, RING_RECV_SIDE };
 /* One step: bytes [out, out + out_len) of the out side go right while
  * [in, in + in_len) of the recv side come from the left (ring_step_blocks
  * sets them to blocks). With reduce, the incoming bytes become this
- * rank's send side op the received ones (and, with scale, are divided by
- * the ring's size). With forward (the same range in and out), a byte
- * goes right only once it has come in: a chain. */
+ * rank's send side op the received ones (with theirs_first, the received
+ * op the send side's; and, with scale, are divided by the ring's size).
+ * With forward (the same range in and out), a byte goes right only once
+ * it has come in: a chain. */
 typedef struct {
     enum ring_side out_side;
     size_t out, out_len, in, in_len;
-    int reduce, scale, forward;
+    int reduce, scale, forward, theirs_first;
     coll_dtype dt;
     coll_op op;
 } ring_step;
