@@ -203,9 +203,13 @@ half_get(const uint16_t *buf, coll_dtype dt, size_t i)
         memcpy(&f, &u, sizeof(f));
         return f;
     }
-    _Float16 h;
-    memcpy(&h, &buf[i], sizeof(h));
-    return (float)h;
+    /* binary16 by hand (compilers' _Float16 is not everywhere: clang 14
+     * on x86-64 has none): sign, 5 exponent bits, 10 mantissa bits */
+    int sign = buf[i] >> 15, e = (buf[i] >> 10) & 31, m = buf[i] & 1023;
+    float v = e == 0    ? ldexpf((float)m, -24)
+              : e == 31 ? (m ? NAN : INFINITY)
+                        : ldexpf((float)(m + 1024), e - 25);
+    return sign ? -v : v;
 }
 
 static uint16_t
@@ -218,9 +222,14 @@ half_of(coll_dtype dt, float f)
         memcpy(&u, &f, sizeof(u));
         return (uint16_t)(u >> 16);
     }
-    _Float16 h = (_Float16)f;
-    memcpy(&out, &h, sizeof(out));
-    return out;
+    /* binary16 of a normal value exact in it (the small integers here):
+     * f = 2m * 2^(e-1), 2m in [1, 2) */
+    int e;
+    float m = frexpf(fabsf(f), &e);
+    if (f == 0)
+        return signbit(f) ? 0x8000 : 0;
+    out = (uint16_t)((e + 14) << 10 | (uint16_t)lrintf((2 * m - 1) * 1024));
+    return f < 0 ? (uint16_t)(out | 0x8000) : out;
 }
 
 static void
@@ -255,11 +264,11 @@ static void
 check_v_variants(coll_comm *c)
 {
     int rank = coll_rank(c), n = coll_size(c), r;
-    size_t counts[64], sc[64], rc[64], total = 0, off = 0;
+    size_t counts[64], sc[64], rc[64], off = 0;
     double out[4096], in[256];
 
     for (int k = 0; k < n; k++)
-        total += counts[k] = (size_t)k + 1;
+        counts[k] = (size_t)k + 1;
     for (size_t i = 0; i < counts[rank]; i++)
         in[i] = value(rank, i);
     if ((r = coll_allgatherv(c, in, counts[rank], out, counts, COLL_DT_F64)))
