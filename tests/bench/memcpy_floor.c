@@ -1,11 +1,22 @@
 /* memcpy_floor: what one core's memcpy moves per second on this host, at
  * the sizes the collectives benchmark reports: the floor any intra-host
  * transport works against (a rank's data must be copied at least once).
- * usage: memcpy_floor SIZE...   prints "memcpy SIZE GB/s" per size, the
- * median of 9 runs of enough copies to take about 20 ms each. */
+ * And the cross-CPU hand-off: two processes on two CPUs, one copying a
+ * buffer into shared memory and the other copying it out, in turn, the
+ * least any transport between ranks on different CPUs does. On a VM it
+ * shows when the CPUs are far apart: a 1 MiB hand-off took 7-10x longer
+ * for stretches of time, and every shared-memory figure with it.
+ * usage: memcpy_floor SIZE...   prints "memcpy SIZE GB/s" and (with two
+ * CPUs to run on) "cross SIZE GB/s" per size, each the median of 9 runs
+ * of about 20 MiB of copying each. */
+#include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "hvd_clock.h"
 
@@ -42,13 +53,131 @@ gbps(size_t bytes)
     return runs[4];
 }
 
+/* The first two CPUs this process may run on, or -1. */
+static int
+two_cpus(int cpu[2])
+{
+    cpu_set_t set;
+    int n = 0;
+
+    if (sched_getaffinity(0, sizeof(set), &set) != 0)
+        return -1;
+    for (int c = 0; c < CPU_SETSIZE && n < 2; c++)
+        if (CPU_ISSET(c, &set))
+            cpu[n++] = c;
+    return n == 2 ? 0 : -1;
+}
+
+static void
+pin(int cpu)
+{
+    cpu_set_t set;
+
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    sched_setaffinity(0, sizeof(set), &set);
+}
+
+/* Waits until *turn is want; 0, or -1 after 10 s (a peer that died). */
+static int
+await(volatile int *turn, int want)
+{
+    double end = hvd_mono_now() + 10;
+
+    for (unsigned i = 0; *turn != want; i++)
+        if (i % 1024 == 0 && (sched_yield(), hvd_mono_now() > end))
+            return -1;
+    __atomic_thread_fence(__ATOMIC_ACQUIRE);
+    return 0;
+}
+
+/* One side of `trips` round trips: side 0 copies its buffer in and, at
+ * the reply, out; side 1 copies it out and back in. *turn counts the
+ * hand-offs from `from` on (2 per round trip), run after run. */
+static int
+hand_off(char *shared, volatile int *turn, char *mine, size_t bytes, int side,
+         int from, long trips)
+{
+    for (int k = from; k < from + 2 * (int)trips; k += 2) {
+        if (side == 0) {
+            memcpy(shared, mine, bytes);
+            __atomic_store_n(turn, k + 1, __ATOMIC_RELEASE);
+            if (await(turn, k + 2) != 0)
+                return -1;
+            memcpy(mine, shared, bytes);
+        } else {
+            if (await(turn, k + 1) != 0)
+                return -1;
+            memcpy(mine, shared, bytes);
+            memcpy(shared, mine, bytes);
+            __atomic_store_n(turn, k + 2, __ATOMIC_RELEASE);
+        }
+    }
+    return 0;
+}
+
+/* GB/s of hand-offs between two processes on cpu[0] and cpu[1]: the
+ * median of 9 runs; 0 when it cannot run. */
+static double
+cross_gbps(size_t bytes, const int cpu[2])
+{
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    char *shared = mmap(NULL, bytes + page, PROT_READ | PROT_WRITE,
+                        MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    volatile int *turn = (volatile int *)(shared + bytes);
+    long trips = (long)((20u << 20) / (4 * bytes)) + 1;
+    double runs[9], r = 0;
+    char *mine = malloc(bytes);
+    pid_t child;
+
+    if (shared == MAP_FAILED || mine == NULL)
+        return 0;
+    memset(mine, 1, bytes);
+    memset(shared, 2, bytes);
+    if ((child = fork()) == 0) {
+        pin(cpu[1]);
+        for (int k = 0; k < 9; k++)
+            if (hand_off(shared, turn, mine, bytes, 1, 2 * (int)trips * k,
+                         trips) != 0)
+                _exit(1);
+        _exit(0);
+    }
+    pin(cpu[0]);
+    for (int k = 0; child > 0 && k < 9; k++) {
+        double t0 = hvd_mono_now();
+        if (hand_off(shared, turn, mine, bytes, 0, 2 * (int)trips * k, trips) !=
+            0)
+            break;
+        runs[k] = 2.0 * (double)bytes * trips / (hvd_mono_now() - t0) / 1e9;
+        if (k == 8) {
+            qsort(runs, 9, sizeof(runs[0]), by_value);
+            r = runs[4];
+        }
+    }
+    if (child > 0 && r == 0)
+        kill(child, SIGKILL);
+    if (child > 0)
+        waitpid(child, NULL, 0);
+    munmap(shared, bytes + page);
+    free(mine);
+    return r;
+}
+
 int
 main(int argc, char **argv)
 {
+    int cpu[2], cross = two_cpus(cpu) == 0;
+
     for (int i = 1; i < argc; i++) {
         size_t bytes = strtoull(argv[i], NULL, 10);
         if (bytes)
             printf("memcpy %zu %.3f\n", bytes, gbps(bytes));
+    }
+    for (int i = 1; cross && i < argc; i++) {
+        size_t bytes = strtoull(argv[i], NULL, 10);
+        double g = bytes ? cross_gbps(bytes, cpu) : 0;
+        if (g > 0)
+            printf("cross %zu %.3f\n", bytes, g);
     }
     return 0;
 }
