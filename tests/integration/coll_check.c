@@ -222,13 +222,16 @@ half_of(coll_dtype dt, float f)
         memcpy(&u, &f, sizeof(u));
         return (uint16_t)(u >> 16);
     }
-    /* binary16 of a normal value exact in it (the small integers here):
-     * f = 2m * 2^(e-1), 2m in [1, 2) */
+    /* binary16 of a normal value exact in it (the small integers here;
+     * anything else is the test's own mistake): f = 2m * 2^(e-1), 2m in
+     * [1, 2), a 10-bit mantissa and a biased exponent e + 14 in 1..30 */
     int e;
-    float m = frexpf(fabsf(f), &e);
+    float m = frexpf(fabsf(f), &e), mant = (2 * m - 1) * 1024;
     if (f == 0)
         return signbit(f) ? 0x8000 : 0;
-    out = (uint16_t)((e + 14) << 10 | (uint16_t)lrintf((2 * m - 1) * 1024));
+    if (!isfinite(f) || e + 14 < 1 || e + 14 > 30 || mant != floorf(mant))
+        FAIL("half_of: %g is not a normal binary16 value exactly", f);
+    out = (uint16_t)((e + 14) << 10) + (uint16_t)mant;
     return f < 0 ? (uint16_t)(out | 0x8000) : out;
 }
 
@@ -582,9 +585,10 @@ run_all(coll_comm *c)
     check_allreduce(c, COLL_DT_F64, COLL_OP_SUM, 100001, 0);
     check_allreduce(c, COLL_DT_I32, COLL_OP_MAX, 100001, 1);
 #ifndef COLL_CHECK_GPU /* (NCCL's MIN and MAX are NCCL's: collective.3) */
-    /* the exchange, recursive doubling and the ring */
-    for (int op = COLL_OP_SUM; op <= COLL_OP_MAX; op++)
-        for (size_t s = 0; op != COLL_OP_AVG && s < 3; s++)
+    /* the exchange, recursive doubling and the ring, every op (avg's last
+     * doubling step sums and scales in one pass) */
+    for (int op = COLL_OP_SUM; op <= COLL_OP_PROD; op++)
+        for (size_t s = 0; s < 3; s++)
             check_same_bits(c, (coll_op)op, (size_t[]){101, 7001, 300007}[s]);
 #endif
     for (size_t s = 0; s < 5; s++)
