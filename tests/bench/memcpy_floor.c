@@ -23,14 +23,7 @@
 #include <unistd.h>
 
 #include "hvd_clock.h"
-
-static int
-by_value(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-
-    return (x > y) - (x < y);
-}
+#include "median.h"
 
 static double
 gbps(size_t bytes)
@@ -51,10 +44,9 @@ gbps(size_t bytes)
         }
         runs[r] = (double)bytes * reps / (hvd_mono_now() - t0) / 1e9;
     }
-    qsort(runs, 9, sizeof(runs[0]), by_value);
     free(src);
     free(dst);
-    return runs[4];
+    return median(runs, 9);
 }
 
 /* The first two CPUs this process may run on, or -1. */
@@ -164,10 +156,8 @@ cross_gbps(size_t bytes, const int cpu[2])
             0)
             break;
         runs[k] = 4.0 * (double)bytes * trips / (hvd_mono_now() - t0) / 1e9;
-        if (k == 8) {
-            qsort(runs, 9, sizeof(runs[0]), by_value);
-            r = runs[4];
-        }
+        if (k == 8)
+            r = median(runs, 9);
     }
     if (child > 0 && r == 0)
         kill(child, SIGKILL);

@@ -254,20 +254,7 @@ esize(coll_dtype dt)
 static int
 nan_at(const void *buf, coll_dtype dt, size_t i)
 {
-    uint16_t h = ((const uint16_t *)buf)[i];
-
-    switch (dt) {
-    case COLL_DT_F16:
-        return (h & 0x7c00u) == 0x7c00u && (h & 0x3ffu);
-    case COLL_DT_BF16:
-        return (h & 0x7f80u) == 0x7f80u && (h & 0x7fu);
-    case COLL_DT_F32:
-        return isnan(((const float *)buf)[i]);
-    case COLL_DT_F64:
-        return isnan(((const double *)buf)[i]);
-    default:
-        return 0;
-    }
+    return isnan(get(buf, dt, i));
 }
 
 /* Elements of got whose bits differ from want's (a NaN for a NaN: which
