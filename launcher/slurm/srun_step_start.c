@@ -21,7 +21,6 @@
 #include <unistd.h>
 
 #include "envlist.h"
-#include "hvd_clock.h"
 #include "spawn.h"
 #include "srun_args.h"
 
@@ -188,23 +187,13 @@ srun_step_start(const srun_step_spec *spec, char *err, size_t errlen)
 void
 srun_step_forget(srun_step *st)
 {
-    double end = hvd_mono_now() + 10;
-
     if (st == NULL)
         return;
-    if (st->listen_fd >= 0)
-        close(st->listen_fd);
-    st->listen_fd = -1;
-    if (st->pid > 0 && !st->done) {
-        kill(st->pid, SIGTERM); /* srun passes it on to the step */
-        while (waitpid(st->pid, NULL, WNOHANG) == 0 && hvd_mono_now() < end)
-            usleep(10 * 1000);
-        if (hvd_mono_now() >= end) {
-            kill(st->pid, SIGKILL);
-            waitpid(st->pid, NULL, 0);
-        }
-    }
-    srun_step_release(st);
+    /* srun passes SIGTERM on to the step; srun_step_free waits for its
+     * end on the pidfd (then SIGTERM again, then SIGKILL) */
+    if (st->pid > 0 && !st->done)
+        kill(st->pid, SIGTERM);
+    srun_step_free(st);
 }
 
 void
