@@ -46,14 +46,16 @@ parse_line(char *line, const char *where, cfg_hostlist *out, cfg_err *e)
 {
     char *tok, *save = NULL;
     cfg_host h = {0};
+    const char *host;
     int saw_slots = 0, r;
 
     tok = strtok_r(line, " \t\r", &save);
     if (tok == NULL)
         return 0;
-    /* Hydra's "host:N" already gives the slots. */
+    /* Hydra's "host:N" already gives the slots ("user@[v6]:N" too) */
+    host = strchr(tok, '@') ? strchr(tok, '@') + 1 : tok;
     saw_slots =
-        tok[0] == '[' ? strstr(tok, "]:") != NULL : strchr(tok, ':') != NULL;
+        host[0] == '[' ? strstr(host, "]:") != NULL : strchr(host, ':') != NULL;
     if ((r = cfg_hostentry_parse(tok, where, &h, e)) != 0)
         return r;
     while ((tok = strtok_r(NULL, " \t\r", &save)) != NULL)
@@ -62,7 +64,7 @@ parse_line(char *line, const char *where, cfg_hostlist *out, cfg_err *e)
     if (h.max_slots && h.max_slots < h.slots)
         return cfg_fail(e, CFG_EINVAL, "%s: max_slots=%d is below slots=%d",
                         where, h.max_slots, h.slots);
-    return cfg_hostlist_add(out, &h, e);
+    return cfg_hostlist_add_at(out, &h, where, e);
 }
 
 int

@@ -116,7 +116,7 @@ parse_host_item(ydoc *d, yaml_node_t *n, cfg_hostlist *out, cfg_err *e)
     if ((copy = strdup(cfg_ydoc_scalar(n))) == NULL)
         return cfg_fail(e, CFG_ENOMEM, "out of memory");
     if ((r = cfg_hostentry_parse(copy, where, &h, e)) == 0)
-        r = cfg_hostlist_add(out, &h, e);
+        r = cfg_hostlist_add_at(out, &h, where, e);
     free(copy);
     return r;
 }

@@ -1,5 +1,6 @@
 #include "hostlist.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -93,11 +94,17 @@ cfg_hostlist_add(cfg_hostlist *l, const cfg_host *h, cfg_err *e)
     size_t *slot;
     int r;
 
+    if (l->slots + h->slots > CFG_MAX_SLOTS)
+        return cfg_fail(e, CFG_ERANGE, "more than %d slots in all",
+                        CFG_MAX_SLOTS);
     if ((l->count + 1) * 2 > l->nslots && grow_index(l) != 0)
         return cfg_fail(e, CFG_ENOMEM, "out of memory");
     slot = find_slot(l, h->name);
-    if (*slot != 0)
-        return merge_slots(&l->hosts[*slot - 1], h, e);
+    if (*slot != 0) {
+        if ((r = merge_slots(&l->hosts[*slot - 1], h, e)) == 0)
+            l->slots += h->slots;
+        return r;
+    }
     if (l->count >= CFG_MAX_HOSTS)
         return cfg_fail(e, CFG_ERANGE, "more than %d hosts", CFG_MAX_HOSTS);
     if (l->count == l->cap) {
@@ -115,6 +122,7 @@ cfg_hostlist_add(cfg_hostlist *l, const cfg_host *h, cfg_err *e)
         goto out;
     l->hosts[l->count++] = copy;
     *slot = l->count;
+    l->slots += h->slots;
     return 0;
 out:
     free(copy.name);
@@ -123,15 +131,24 @@ out:
     return cfg_fail(e, r, "out of memory");
 }
 
+int
+cfg_hostlist_add_at(cfg_hostlist *l, const cfg_host *h, const char *where,
+                    cfg_err *e)
+{
+    int r = cfg_hostlist_add(l, h, e);
+
+    if (r == CFG_ERANGE && e != NULL) {
+        char why[sizeof(e->msg)];
+        snprintf(why, sizeof(why), "%s", e->msg);
+        cfg_fail(e, r, "%s: %s", where, why);
+    }
+    return r;
+}
+
 long
 cfg_hostlist_slots(const cfg_hostlist *l)
 {
-    long n = 0;
-    size_t i;
-
-    for (i = 0; i < l->count; i++)
-        n += l->hosts[i].slots;
-    return n;
+    return l->slots;
 }
 
 static int

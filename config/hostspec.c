@@ -91,7 +91,7 @@ cfg_hostspec_parse(const char *spec, cfg_hostlist *out, cfg_err *e)
             char where[32];
             snprintf(where, sizeof(where), "host entry %d", pos);
             if ((r = cfg_hostentry_parse(entry, where, &h, e)) == 0)
-                r = cfg_hostlist_add(out, &h, e);
+                r = cfg_hostlist_add_at(out, &h, where, e);
         }
         free(entry);
         if (r != 0 || comma == NULL)

@@ -19,7 +19,7 @@ add_name(const char *name, const cfg_host *tmpl, const char *where,
     if (!cfg_host_name_valid(name))
         return cfg_fail(e, CFG_EINVAL, "%s: bad host name '%s'", where, name);
     h.name = (char *)name;
-    return cfg_hostlist_add(out, &h, e);
+    return cfg_hostlist_add_at(out, &h, where, e);
 }
 
 static int

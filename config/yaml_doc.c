@@ -4,6 +4,69 @@
 #include <stdio.h>
 #include <string.h>
 
+/* Deeper than any file of ours needs. libyaml's scanner takes time that
+ * grows with the square of the depth (100000 '[' took 23 s), and a
+ * recursive walk of the tree would run out of stack. */
+#define MAX_DEPTH 64
+
+static int
+syntax_error(const yaml_parser_t *p, const char *file, cfg_err *e)
+{
+    return cfg_fail(e, CFG_EINVAL, "%s:%zu:%zu: %s%s%s", file,
+                    p->problem_mark.line + 1, p->problem_mark.column + 1,
+                    p->problem ? p->problem : "invalid YAML",
+                    p->context ? " " : "", p->context ? p->context : "");
+}
+
+static int
+refuse(const yaml_event_t *ev, const char *file, cfg_err *e, const char *why)
+{
+    return cfg_fail(e, CFG_EINVAL, "%s:%zu:%zu: %s", file,
+                    ev->start_mark.line + 1, ev->start_mark.column + 1, why);
+}
+
+/* The events of the whole text, before anything is built: one document,
+ * no alias (*name: with a few, a file of a few hundred bytes stands for
+ * billions of hosts, or for a list inside itself), nesting at most
+ * MAX_DEPTH deep; each refused where it starts. */
+static int
+check_events(const char *text, size_t len, const char *file, cfg_err *e)
+{
+    yaml_parser_t p;
+    yaml_event_t ev;
+    int depth = 0, docs = 0, r = 0, end = 0;
+
+    if (!yaml_parser_initialize(&p))
+        return cfg_fail(e, CFG_ENOMEM, "out of memory");
+    yaml_parser_set_input_string(&p, (const unsigned char *)text, len);
+    while (r == 0 && !end) {
+        if (!yaml_parser_parse(&p, &ev)) {
+            r = syntax_error(&p, file, e);
+            break;
+        }
+        if (ev.type == YAML_STREAM_END_EVENT)
+            end = 1;
+        else if (ev.type == YAML_DOCUMENT_START_EVENT && ++docs > 1)
+            r = refuse(&ev, file, e,
+                       "a second YAML document; the file must hold one");
+        else if (ev.type == YAML_ALIAS_EVENT)
+            r = refuse(&ev, file, e,
+                       "YAML aliases (*name) are not supported here");
+        else if ((ev.type == YAML_SEQUENCE_START_EVENT ||
+                  ev.type == YAML_MAPPING_START_EVENT) &&
+                 ++depth > MAX_DEPTH)
+            r = cfg_fail(e, CFG_EINVAL, "%s:%zu:%zu: nested more than %d deep",
+                         file, ev.start_mark.line + 1,
+                         ev.start_mark.column + 1, MAX_DEPTH);
+        else if (ev.type == YAML_SEQUENCE_END_EVENT ||
+                 ev.type == YAML_MAPPING_END_EVENT)
+            depth--;
+        yaml_event_delete(&ev);
+    }
+    yaml_parser_delete(&p);
+    return r;
+}
+
 int
 cfg_ydoc_load(ydoc *d, const char *text, size_t len, const char *file,
               cfg_err *e)
@@ -13,14 +76,13 @@ cfg_ydoc_load(ydoc *d, const char *text, size_t len, const char *file,
 
     memset(d, 0, sizeof(*d));
     d->file = file;
+    if ((r = check_events(text, len, file, e)) != 0)
+        return r;
     if (!yaml_parser_initialize(&p))
         return cfg_fail(e, CFG_ENOMEM, "out of memory");
     yaml_parser_set_input_string(&p, (const unsigned char *)text, len);
     if (!yaml_parser_load(&p, &d->doc)) {
-        r = cfg_fail(e, CFG_EINVAL, "%s:%zu:%zu: %s%s%s", file,
-                     p.problem_mark.line + 1, p.problem_mark.column + 1,
-                     p.problem ? p.problem : "invalid YAML",
-                     p.context ? " " : "", p.context ? p.context : "");
+        r = syntax_error(&p, file, e);
         goto out;
     }
     d->loaded = 1;

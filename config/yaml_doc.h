@@ -20,8 +20,9 @@ typedef struct ydoc {
     int loaded;
 } ydoc;
 
-/* Loads the first document of text. A syntax error or an empty document
- * fails with "file:line:column: problem". Release with cfg_ydoc_release. */
+/* Loads the one document of text. A syntax error, an empty document, a
+ * second document, an alias (*name) or nesting deeper than 64 fail with
+ * "file:line:column: problem". Release with cfg_ydoc_release. */
 int cfg_ydoc_load(ydoc *d, const char *text, size_t len, const char *file,
                   cfg_err *e);
 void cfg_ydoc_release(ydoc *d);

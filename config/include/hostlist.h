@@ -6,8 +6,10 @@
 
 #include "cfg_error.h"
 
-/* Upper bound on one host's slots and on the hosts of one list: far above
- * any real cluster, low enough that a typo cannot exhaust memory. */
+/* Upper bound on the slots of one list (and so of one host) and on its
+ * hosts: far above any real cluster, low enough that a typo cannot
+ * exhaust memory, nor a file of ranges that name the same hosts again
+ * and again add them for hours. */
 #define CFG_MAX_SLOTS 1048576
 #define CFG_MAX_HOSTS 65536
 
@@ -26,6 +28,7 @@ typedef struct cfg_hostlist {
     size_t cap;
     size_t *slot_of; /* hash of names -> index + 1, for repeated hosts */
     size_t nslots;   /* a power of two, at least twice count */
+    long slots;      /* of all hosts: at most CFG_MAX_SLOTS */
 } cfg_hostlist;
 
 void cfg_hostlist_init(cfg_hostlist *l);
@@ -37,6 +40,10 @@ void cfg_hostlist_release(cfg_hostlist *l);
  * file lines; its other fields are kept. Returns 0 or CFG_ENOMEM, or
  * CFG_ERANGE when the list or the host's slots would pass their bounds. */
 int cfg_hostlist_add(cfg_hostlist *l, const cfg_host *h, cfg_err *e);
+/* The same, with where ("file:line", "host entry 3") before a bound's
+ * message. */
+int cfg_hostlist_add_at(cfg_hostlist *l, const cfg_host *h, const char *where,
+                        cfg_err *e);
 
 /* Total slots of all hosts. */
 long cfg_hostlist_slots(const cfg_hostlist *l);

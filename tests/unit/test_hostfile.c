@@ -36,6 +36,15 @@ START_TEST(hydra_format)
 }
 END_TEST
 
+START_TEST(user_at_ipv6_with_slots_field)
+{
+    ck_assert_int_eq(parse("u@[fe80::1] slots=2\n"), 0);
+    ck_assert_str_eq(list.hosts[0].name, "fe80::1");
+    ck_assert_str_eq(list.hosts[0].user, "u");
+    ck_assert_int_eq(list.hosts[0].slots, 2);
+}
+END_TEST
+
 static const struct {
     const char *text, *needle;
 } bad_plain[] = {
@@ -46,6 +55,10 @@ static const struct {
     {"node1 slots=4 max_slots=2\n", "max_slots=2 is below"},
     {"# only comments\n\n", "no hosts"},
     {"bad!host slots=1\n", "hosts.txt:1: bad host name"},
+    /* a bound on the slots of the whole list (one host's, or a file of
+     * ranges naming the same hosts again and again), where it is passed */
+    {"a slots=1048576\nb slots=1\n",
+     "hosts.txt:2: more than 1048576 slots in all"},
 };
 
 START_TEST(plain_errors)
@@ -137,6 +150,17 @@ START_TEST(address_range_crosses_octet)
 }
 END_TEST
 
+#define TEN_TIMES(s) s s s s s s s s s s
+
+/* The root, the cluster list and its item are three levels deep; the
+ * brackets make the rest: 64, and 65 (its 62nd '[' at column 75). */
+#define DEEP_64 "cluster:\n  - workers: "\
+    "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["\
+    "n1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]\n"
+#define DEEP_65 "cluster:\n  - workers: "\
+    "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["\
+    "n1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]\n"
+
 static const struct {
     const char *text, *needle;
 } bad_yaml[] = {
@@ -155,7 +179,26 @@ static const struct {
     {"cluster:\n  - master: a\n    gpus: 2\n", "unknown key 'gpus'"},
     {"cluster:\n  - workers: 10.0.0.0-10.1.0.0\n", "too large"},
     {"hosts:\n  - name: a\n    slots: 4\n    max_slots: 2\n", "below slots"},
+    /* refused where they start, before any host is built: an alias (a
+     * list inside itself; a few hundred bytes standing for billions of
+     * hosts), a second document, nesting past 64 */
+    {"cluster:\n  - workers: &a [n1, *a]\n",
+     "hosts.txt:2:22: YAML aliases (*name) are not supported"},
+    {"- &l0 n1\n- *l0\n", "hosts.txt:2:3: YAML aliases"},
+    {"- a\n---\n- b\n", "hosts.txt:2:1: a second YAML document"},
+    /* no alias: the same ranges again and again, up to the bound */
+    {"cluster:\n  - slots: 1000\n    workers:\n" TEN_TIMES("      - n[0-99]\n")
+     "      - n[0-99]\n",
+     "hosts.txt:14:9: more than 1048576 slots in all"},
+    {DEEP_65, "hosts.txt:2:75: nested more than 64 deep"},
 };
+
+START_TEST(yaml_nested_64_deep_is_read)
+{
+    ck_assert_int_eq(parse(DEEP_64), 0);
+    ck_assert_str_eq(list.hosts[0].name, "n1");
+}
+END_TEST
 
 START_TEST(yaml_errors)
 {
@@ -190,6 +233,8 @@ suite(void)
     ADD(tc, yaml_cluster_shape);
     ADD(tc, yaml_cluster_slots_lists_and_short_ranges);
     ADD(tc, address_range_crosses_octet);
+    ADD(tc, user_at_ipv6_with_slots_field);
+    ADD(tc, yaml_nested_64_deep_is_read);
     tcase_add_loop_test(tc, yaml_errors, 0,
                         sizeof(bad_yaml) / sizeof(bad_yaml[0]));
     ADD(tc, load_missing_file_names_it);
