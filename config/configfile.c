@@ -60,7 +60,10 @@ set_list(walk *w, const cfg_option *o, yaml_node_t *v)
         if (k == NULL || val == NULL)
             return cfg_ydoc_fail(w->d, v, w->e, CFG_EINVAL,
                                  "'%s' expects NAME: VALUE pairs", o->key);
-        snprintf(buf, sizeof(buf), "%s=%s", k, val);
+        if ((size_t)snprintf(buf, sizeof(buf), "%s=%s", k, val) >= sizeof(buf))
+            return cfg_ydoc_fail(w->d, cfg_ydoc_node(w->d, p->value), w->e,
+                                 CFG_ERANGE, "'%s' value longer than %zu bytes",
+                                 o->key, sizeof(buf) - 1);
         if ((r = set_scalar(w, o, cfg_ydoc_node(w->d, p->value), buf)) != 0)
             return r;
     }

@@ -44,6 +44,14 @@ merge_slots(cfg_host *have, const cfg_host *h, cfg_err *e)
     have->slots += h->slots;
     if (have->max_slots && h->max_slots)
         have->max_slots += h->max_slots;
+    else if (h->max_slots)
+        have->max_slots = h->max_slots;
+    /* (the lines of one host disagree: no plan could honour both) */
+    if (have->max_slots && have->max_slots < have->slots)
+        return cfg_fail(e, CFG_EINVAL,
+                        "host '%s': its slots add up to %d, above its "
+                        "max_slots=%d",
+                        h->name, have->slots, have->max_slots);
     return 0;
 }
 
@@ -137,7 +145,7 @@ cfg_hostlist_add_at(cfg_hostlist *l, const cfg_host *h, const char *where,
 {
     int r = cfg_hostlist_add(l, h, e);
 
-    if (r == CFG_ERANGE && e != NULL) {
+    if (r != 0 && r != CFG_ENOMEM && e != NULL) {
         char why[sizeof(e->msg)];
         snprintf(why, sizeof(why), "%s", e->msg);
         cfg_fail(e, r, "%s: %s", where, why);

@@ -94,8 +94,10 @@ cfg_values_release(cfg_values *vals)
     cfg_values_init(vals);
 }
 
+/* The word of words ("a|b|c") that v is in any case, as words writes
+ * it (the code compares the stored value with strcmp), into buf. 0 or -1. */
 static int
-choice_ok(const char *words, const char *v)
+choice_word(const char *words, const char *v, char *buf, size_t size)
 {
     size_t n = strlen(v);
     const char *p = words;
@@ -103,10 +105,12 @@ choice_ok(const char *words, const char *v)
     for (;;) {
         const char *bar = strchr(p, '|');
         size_t len = bar ? (size_t)(bar - p) : strlen(p);
-        if (len == n && strncasecmp(p, v, n) == 0)
-            return 1;
-        if (bar == NULL)
+        if (len == n && strncasecmp(p, v, n) == 0) {
+            snprintf(buf, size, "%.*s", (int)len, p);
             return 0;
+        }
+        if (bar == NULL)
+            return -1;
         p = bar + 1;
     }
 }
@@ -164,9 +168,14 @@ normalise(const cfg_option *o, const char *v, char *buf, size_t size,
                             o->type == CFG_T_UNIT ? "from 0 to 1" : ">= 0", v);
         break;
     case CFG_T_CHOICE:
-        if (!choice_ok(o->arg, v))
+        if (choice_word(o->arg, v, buf, size) != 0)
             return cfg_fail(e, CFG_EINVAL, "expects one of %s, not '%s'",
                             o->arg, v);
+        return 0;
+    case CFG_T_PORT:
+        if (hvd_parse_long(v, 1, 65535, &l) != 0)
+            return cfg_fail(e, CFG_EINVAL,
+                            "expects a port from 1 to 65535, not '%s'", v);
         break;
     case CFG_T_RANGE:
         return normalise_range(v, buf, size, e);
@@ -220,6 +229,15 @@ cfg_values_set(cfg_values *vals, cfg_option_id id, const char *value,
     return 0;
 }
 
+/* -H and --hostfile are two ways to give one thing, the hosts: either,
+ * given in dst, hides both of src. */
+static int
+hidden(const cfg_values *dst, size_t id)
+{
+    return (id == CFG_OPT_HOSTS || id == CFG_OPT_HOSTFILE) &&
+           (dst->value[CFG_OPT_HOSTS] || dst->value[CFG_OPT_HOSTFILE]);
+}
+
 int
 cfg_values_merge(cfg_values *dst, const cfg_values *src, cfg_err *e)
 {
@@ -228,7 +246,7 @@ cfg_values_merge(cfg_values *dst, const cfg_values *src, cfg_err *e)
     int r = 0;
 
     for (i = 0; i < CFG_OPT_COUNT; i++)
-        if (dst->value[i] == NULL && src->value[i] != NULL &&
+        if (dst->value[i] == NULL && src->value[i] != NULL && !hidden(dst, i) &&
             (dst->value[i] = strdup(src->value[i])) == NULL)
             return cfg_fail(e, CFG_ENOMEM, "out of memory");
     dst->list = NULL;

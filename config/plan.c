@@ -3,25 +3,52 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Ranks per host, after scaling and truncation to np. */
-static int *
-ranks_per_host(const cfg_hostlist *hosts, long np, int scale, int *maxlocal)
+/* Ranks per host into n: each host's slots times scale, but no more than
+ * its max_slots, in order until np. The ranks placed. */
+static long
+place(const cfg_hostlist *hosts, long np, long scale, int *n, int *maxlocal)
 {
-    int *n = calloc(hosts->count ? hosts->count : 1, sizeof(*n));
     long left = np;
-    size_t i;
 
-    if (n == NULL)
-        return NULL;
     *maxlocal = 0;
-    for (i = 0; i < hosts->count && left > 0; i++) {
-        long want = (long)hosts->hosts[i].slots * scale;
+    for (size_t i = 0; i < hosts->count; i++) {
+        long want = hosts->hosts[i].slots * scale;
+        if (hosts->hosts[i].max_slots && want > hosts->hosts[i].max_slots)
+            want = hosts->hosts[i].max_slots;
         n[i] = (int)(want < left ? want : left);
         left -= n[i];
         if (n[i] > *maxlocal)
             *maxlocal = n[i];
     }
-    return n;
+    return np - left;
+}
+
+/* Ranks per host into *out: the lowest scale from *scale up (times each
+ * host's slots) that places np within every max_slots (OpenMPI's meaning:
+ * how far a host may be oversubscribed). 0, or a code with e set. */
+static int
+ranks_per_host(const cfg_hostlist *hosts, long np, int *scale, int *maxlocal,
+               int **out, cfg_err *e)
+{
+    int *n = calloc(hosts->count ? hosts->count : 1, sizeof(*n));
+    long placed = 0, before = -1;
+
+    if (n == NULL)
+        return cfg_fail(e, CFG_ENOMEM, "out of memory");
+    /* a scale that places no more than the one before: every host is at
+     * its max_slots */
+    for (; placed < np && placed != before; (*scale)++) {
+        before = placed;
+        if ((placed = place(hosts, np, *scale, n, maxlocal)) >= np) {
+            *out = n;
+            return 0;
+        }
+    }
+    free(n);
+    return cfg_fail(e, CFG_ERANGE,
+                    "-np %ld is more than the %ld ranks the hosts' max_slots "
+                    "allow",
+                    np, placed);
 }
 
 static void
@@ -61,7 +88,8 @@ cfg_plan_build(const cfg_hostlist *hosts, int np, cfg_plan *plan, cfg_err *e)
         return cfg_fail(e, CFG_ERANGE, "more than %d processes", CFG_MAX_SLOTS);
     plan->scale = (int)((np + total - 1) / total);
     plan->size = np;
-    n = ranks_per_host(hosts, np, plan->scale, &maxlocal);
+    if ((r = ranks_per_host(hosts, np, &plan->scale, &maxlocal, &n, e)) != 0)
+        return r;
     count_at_local = calloc(maxlocal + 1, sizeof(*count_at_local));
     plan->slots = calloc(np, sizeof(*plan->slots));
     if (n == NULL || count_at_local == NULL || plan->slots == NULL) {

@@ -82,8 +82,13 @@ expand_item(const char *prefix, const char *item, const char *suffix,
     long lo, hi, i;
     int width, r = 0;
 
-    snprintf(lo_s, sizeof(lo_s), "%.*s",
-             (int)(dash ? (size_t)(dash - item) : strlen(item)), item);
+    size_t lo_len = dash ? (size_t)(dash - item) : strlen(item);
+
+    /* (a longer bound, zeros before it included, would be cut short) */
+    if (lo_len >= sizeof(lo_s))
+        return cfg_fail(e, CFG_EINVAL, "%s: bound too long in '[%s]'", where,
+                        item);
+    snprintf(lo_s, sizeof(lo_s), "%.*s", (int)lo_len, item);
     if (hvd_parse_long(lo_s, 0, 999999999, &lo) != 0 ||
         hvd_parse_long(dash ? dash + 1 : lo_s, 0, 999999999, &hi) != 0)
         return cfg_fail(e, CFG_EINVAL, "%s: bad range '%s' in '[...]'", where,

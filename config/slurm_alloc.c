@@ -58,25 +58,25 @@ parse_item(const char *item, long *count, long *repeat)
 int
 cfg_slurm_tasks_per_node(const char *spec, int *counts, size_t n, cfg_err *e)
 {
-    char *copy = strdup(spec), *item, *save = NULL;
+    char *copy = strdup(spec), *item, *next;
     size_t at = 0;
     int r = 0;
 
     if (copy == NULL)
         return cfg_fail(e, CFG_ENOMEM, "out of memory");
-    for (item = strtok_r(copy, ",", &save); item && r == 0;
-         item = strtok_r(NULL, ",", &save)) {
+    /* (strsep, not strtok: an empty item is an error, not skipped) */
+    for (next = copy; (item = strsep(&next, ",")) != NULL && r == 0;) {
         long count, repeat;
         if (parse_item(item, &count, &repeat) != 0)
             r = cfg_fail(e, CFG_EINVAL,
-                         "SLURM_TASKS_PER_NODE: bad item '%s' in '%s'", item,
-                         spec);
+                         "SLURM_TASKS_PER_NODE: bad item '%s' in '%.200s'",
+                         item, spec);
         for (long i = 0; r == 0 && i < repeat; i++, at++) {
             if (at >= n)
                 r = cfg_fail(e, CFG_EINVAL,
-                             "SLURM_TASKS_PER_NODE '%s' describes more than "
-                             "the %zu nodes of the allocation",
-                             spec, n);
+                             "SLURM_TASKS_PER_NODE describes more than the "
+                             "%zu nodes of the allocation: '%.200s'",
+                             n, spec);
             else
                 counts[at] = (int)count;
         }
@@ -84,9 +84,9 @@ cfg_slurm_tasks_per_node(const char *spec, int *counts, size_t n, cfg_err *e)
     free(copy);
     if (r == 0 && at != n)
         r = cfg_fail(e, CFG_EINVAL,
-                     "SLURM_TASKS_PER_NODE '%s' describes %zu nodes, the "
-                     "allocation has %zu",
-                     spec, at, n);
+                     "SLURM_TASKS_PER_NODE describes %zu nodes, the "
+                     "allocation has %zu: '%.200s'",
+                     at, n, spec);
     return r;
 }
 
@@ -107,9 +107,9 @@ cfg_slurm_hosts(const cfg_slurm_env *env, cfg_hostlist *out, cfg_err *e)
     r = cfg_range_expand(env->nodelist, &tmpl, "SLURM_NODELIST", &nodes, e);
     if (r == 0 && nodes.count != (size_t)want)
         r = cfg_fail(e, CFG_EINVAL,
-                     "SLURM_NODELIST '%s' names %zu nodes, "
-                     "SLURM_NNODES says %ld",
-                     env->nodelist, nodes.count, want);
+                     "SLURM_NODELIST names %zu nodes, SLURM_NNODES says "
+                     "%ld: '%.200s'",
+                     nodes.count, want, env->nodelist);
     if (r == 0 && (counts = calloc(nodes.count, sizeof(*counts))) == NULL)
         r = cfg_fail(e, CFG_ENOMEM, "out of memory");
     if (r == 0)

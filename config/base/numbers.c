@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 #include <strings.h>
 
 int
@@ -32,6 +33,10 @@ hvd_parse_double(const char *s, double min, double max, double *out)
 
     if (s == NULL || *s == '\0' || isspace((unsigned char)s[0]))
         return -1;
+    /* decimal only: strtod also reads "0x10" (16), "inf" and "nan" */
+    for (const char *c = s; *c; c++)
+        if (!strchr("0123456789.eE+-", *c))
+            return -1;
     errno = 0;
     v = strtod(s, &end);
     if (errno != 0 || *end != '\0' || !isfinite(v) || v < min || v > max)

@@ -17,7 +17,9 @@ typedef enum cfg_argtype {
     CFG_T_UNIT,   /* number in [0, 1] */
     CFG_T_STR,    /* any non-empty text */
     CFG_T_LIST,   /* repeatable text */
-    CFG_T_CHOICE, /* one of the '|'-separated words in `arg` */
+    CFG_T_CHOICE, /* one of the '|'-separated words in `arg`, any case;
+                   * stored as `arg` writes it */
+    CFG_T_PORT,   /* TCP port, 1 to 65535 */
     CFG_T_RANGE   /* two numbers MIN <= MAX: two words on the command line,
                    * "MIN MAX" or "MIN,MAX" in one; stored "MIN MAX" */
 } cfg_argtype;
@@ -84,7 +86,7 @@ typedef enum cfg_xform {
     X(RENDEZVOUS_ADDR, "rendezvous-addr", "hm", CFG_T_STR, "rendezvous_addr",  \
       NULL, CFG_X_NONE, NONE, "ADDR",                                          \
       "address hvdd listens on (default: every address)")                      \
-    X(RENDEZVOUS_PORT, "rendezvous-port", NULL, CFG_T_INT, "rendezvous_port",  \
+    X(RENDEZVOUS_PORT, "rendezvous-port", NULL, CFG_T_PORT, "rendezvous_port",  \
       NULL, CFG_X_NONE, NONE, "PORT", "port hvdd listens on (default: any)")   \
     X(HEARTBEAT_TIMEOUT, "heartbeat-timeout", NULL, CFG_T_NUM,                 \
       "heartbeat_timeout", NULL, CFG_X_NONE, NONE, "SECONDS",                  \
@@ -92,7 +94,7 @@ typedef enum cfg_xform {
     X(NETWORK_INTERFACE, "network-interface", NULL, CFG_T_STR,                 \
       "network_interface", NULL, CFG_X_NONE, NONE, "NAME[,NAME]|CIDR",         \
       "network the workers use, by interface name or address range")           \
-    X(SSH_PORT, "ssh-port", "p", CFG_T_POSINT, "ssh_port", NULL, CFG_X_NONE,   \
+    X(SSH_PORT, "ssh-port", "p", CFG_T_PORT, "ssh_port", NULL, CFG_X_NONE,   \
       NONE, "PORT", "SSH port of the other hosts (default 22)")                \
     X(SSH_IDENTITY_FILE, "ssh-identity-file", "i", CFG_T_STR,                  \
       "ssh_identity_file", NULL, CFG_X_NONE, NONE, "FILE",                     \

@@ -148,7 +148,7 @@ load_hosts(settings *s)
     const char *file = cfg_values_get(&s->values, CFG_OPT_HOSTFILE);
     long np = cfg_values_long(&s->values, CFG_OPT_NP, 0);
     cfg_slurm_env slurm;
-    char msg[600];
+    char msg[700];
     cfg_err e;
     int r;
 
@@ -164,7 +164,9 @@ load_hosts(settings *s)
     if (spec) {
         if (cfg_hostspec_parse(spec, &s->hosts, &e) == 0)
             return check_auto_slurm(s, &slurm), 0;
-        snprintf(msg, sizeof(msg), "bad -H '%s': %s", spec, e.msg);
+        /* (e names the entry: a long spec is cut, not the reason) */
+        snprintf(msg, sizeof(msg), "bad -H '%.80s%s': %s", spec,
+                 strlen(spec) > 80 ? "..." : "", e.msg);
         return usage_error(msg);
     }
     if (file) {

@@ -29,12 +29,30 @@ expect 64 "no command given" -np 2
 expect 64 "give -np N, or hosts" sh -c "$T"
 expect 64 "not both" -H localhost:1 --hostfile /dev/null sh -c "$T"
 expect 64 "option '--kill-grace': expects a number >= 0" --kill-grace soon -np 1 sh -c "$T"
+expect 64 "option '--kill-grace': expects a number >= 0, not '0x10'" --kill-grace 0x10 -np 1 sh -c "$T"
+expect 64 "option '--rendezvous-port': expects a port from 1 to 65535, not '70000'" \
+    --rendezvous-port 70000 -np 1 sh -c "$T"
+# a long -H is cut in the message, not the reason
+LONG_H=$(for i in $(seq 100 180); do printf 'host%d:8,' "$i"; done)bad!host:2
+expect 64 "...': host entry 82: bad host name 'bad!host'" -H "$LONG_H" sh -c "$T"
+# a choice in any case is the choice itself
+expect 64 "--launcher local runs on this host only, not on 'server2.invalid'" \
+    --launcher LOCAL -H localhost:1,server2.invalid:1 sh -c "$T"
 
 printf 'node1 slots=2\nnode2 slots=two\n' >"$TMP/hosts"
 expect 65 "$TMP/hosts:2: 'slots=two' needs an integer" --hostfile "$TMP/hosts" sh -c "$T"
 printf 'hosts:\n  - name: a\n    slot: 2\n' >"$TMP/hosts.yaml"
 expect 65 "$TMP/hosts.yaml:3:5: unknown key 'slot'" --hostfile "$TMP/hosts.yaml" sh -c "$T"
 expect 65 "cannot open '$TMP/none'" --hostfile "$TMP/none" sh -c "$T"
+printf -- '- &a n1\n- *a\n' >"$TMP/alias.yaml"
+expect 65 "$TMP/alias.yaml:2:3: YAML aliases (*name) are not supported" --hostfile "$TMP/alias.yaml" sh -c "$T"
+# the command line's hosts hide the config file's (either way of giving them)
+printf 'hosts: server2.invalid:1\n' >"$TMP/hosts-in.yaml"
+printf 'localhost slots=1\n' >"$TMP/local-hosts"
+hvd --config-file "$TMP/hosts-in.yaml" --hostfile "$TMP/local-hosts" sh -c "$T"
+ran_here() { [ "$RC" -eq 0 ] && [ -e "$TMP/ran" ]; }
+check "--hostfile over a config file's hosts" ran_here
+rm -f "$TMP/ran"
 printf 'params:\n  fusion_threshold: 64\n' >"$TMP/job.yaml"
 expect 65 "$TMP/job.yaml:2:3: unknown key 'params.fusion_threshold'" --config-file "$TMP/job.yaml" -np 1 sh -c "$T"
 expect 69 "hvdrun: server2.invalid: resolve: " -H localhost:1,server2.invalid:1 sh -c "$T"
@@ -46,7 +64,7 @@ expect 64 "--launcher slurm: not inside a Slurm allocation" --launcher slurm sh 
 expect 64 "--launcher local runs on this host only, not on 'server2.invalid'" \
     --launcher local -H localhost:1,server2.invalid:1 sh -c "$T"
 export SLURM_NODELIST='n[1-3]' SLURM_NNODES=2 SLURM_TASKS_PER_NODE='1(x2)'
-expect 65 "hvdrun: the Slurm allocation: SLURM_NODELIST 'n[1-3]' names 3 nodes, SLURM_NNODES says 2" sh -c "$T"
+expect 65 "hvdrun: the Slurm allocation: SLURM_NODELIST names 3 nodes, SLURM_NNODES says 2: 'n[1-3]'" sh -c "$T"
 SLURM_TASKS_PER_NODE='2(x3)' SLURM_NNODES=3
 plan_hosts() { awk '$1 ~ /^[0-9]+$/ {print $2}' "$TMP/out" | tr '\n' ' '; }
 from_allocation() {

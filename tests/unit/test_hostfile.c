@@ -57,6 +57,8 @@ static const struct {
     {"bad!host slots=1\n", "hosts.txt:1: bad host name"},
     /* a bound on the slots of the whole list (one host's, or a file of
      * ranges naming the same hosts again and again), where it is passed */
+    {"a slots=2 max_slots=2\na slots=3\n",
+     "hosts.txt:2: host 'a': its slots add up to 5, above its max_slots=2"},
     {"a slots=1048576\nb slots=1\n",
      "hosts.txt:2: more than 1048576 slots in all"},
 };

@@ -144,9 +144,41 @@ START_TEST(command_line_over_file_over_defaults)
 }
 END_TEST
 
+START_TEST(env_mapping_value_too_long_is_refused)
+{
+    char text[5100] = "env:\n  FOO: ";
+
+    memset(text + strlen(text), 'x', 5000);
+    ck_assert_int_ne(parse(text), 0);
+    ck_assert_ptr_nonnull(strstr(e.msg, "run.yaml:2:8: 'env' value longer"));
+}
+END_TEST
+
+START_TEST(command_line_hosts_hide_the_files_other_way)
+{
+    ck_assert_int_eq(parse("hosts: a:2\n"), 0);
+    ck_assert_int_eq(cfg_values_set(&cli, CFG_OPT_HOSTFILE, "h.txt", &e), 0);
+    ck_assert_int_eq(cfg_values_merge(&cli, &file, &e), 0);
+    ck_assert_ptr_null(cfg_values_get(&cli, CFG_OPT_HOSTS));
+    ck_assert_str_eq(cfg_values_get(&cli, CFG_OPT_HOSTFILE), "h.txt");
+}
+END_TEST
+
+START_TEST(choices_are_stored_as_the_table_writes_them)
+{
+    ck_assert_int_eq(parse("launcher: SLURM\nlogging:\n  level: debug\n"), 0);
+    ck_assert_str_eq(cfg_values_get(&file, CFG_OPT_LAUNCHER), "slurm");
+    ck_assert_str_eq(cfg_values_get(&file, CFG_OPT_LOG_LEVEL), "DEBUG");
+}
+END_TEST
+
 static const struct {
     const char *text, *needle;
 } bad[] = {
+    {"rendezvous_port: 70000\n", "expects a port from 1 to 65535"},
+    {"ssh_port: 0\n", "expects a port from 1 to 65535"},
+    {"kill_grace: 0x10\n", "'kill_grace' expects a number >= 0"},
+    {"kill_grace: inf\n", "'kill_grace' expects a number >= 0"},
     {"params:\n  fusion_threshold: 1\n",
      "run.yaml:2:3: unknown key 'params.fusion_threshold'"},
     {"colour: red\n", "run.yaml:1:1: unknown key 'colour'"},
@@ -199,6 +231,9 @@ suite(void)
     ADD(tc, own_keys);
     ADD(tc, env_as_mapping);
     ADD(tc, command_line_over_file_over_defaults);
+    ADD(tc, command_line_hosts_hide_the_files_other_way);
+    ADD(tc, env_mapping_value_too_long_is_refused);
+    ADD(tc, choices_are_stored_as_the_table_writes_them);
     tcase_add_loop_test(tc, errors_name_the_key, 0,
                         sizeof(bad) / sizeof(bad[0]));
     ADD(tc, table_is_consistent);

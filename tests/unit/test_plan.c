@@ -95,6 +95,36 @@ START_TEST(np_above_slots_not_multiple)
 }
 END_TEST
 
+#include "hostfile.h"
+
+/* max_slots caps a host when -np is above the slots (OpenMPI's
+ * oversubscription limit): the others take more */
+START_TEST(np_above_slots_keeps_max_slots)
+{
+    const char *text = "a slots=1 max_slots=1\nb slots=1\n";
+
+    ck_assert_int_eq(cfg_hostfile_parse(text, strlen(text), "h", &l, &e), 0);
+    ck_assert_int_eq(cfg_plan_build(&l, 4, &p, &e), 0);
+    ck_assert_int_eq(p.scale, 3);
+    expect(0, 0, 0, 1, 0, 2);
+    expect(3, 1, 2, 3, 0, 1);
+}
+END_TEST
+
+START_TEST(np_above_every_max_slots_is_error)
+{
+    const char *text = "a slots=1 max_slots=1\nb slots=1 max_slots=2\n";
+
+    ck_assert_int_eq(cfg_hostfile_parse(text, strlen(text), "h", &l, &e), 0);
+    ck_assert_int_eq(cfg_plan_build(&l, 4, &p, &e), CFG_ERANGE);
+    ck_assert_str_eq(e.msg,
+                     "-np 4 is more than the 3 ranks the hosts' max_slots allow");
+    cfg_plan_release(&p);
+    ck_assert_int_eq(cfg_plan_build(&l, 3, &p, &e), 0);
+    expect(2, 1, 1, 2, 0, 1);
+}
+END_TEST
+
 START_TEST(no_hosts_is_error)
 {
     ck_assert_int_eq(cfg_plan_build(&l, 2, &p, &e), CFG_EINVAL);
@@ -122,6 +152,8 @@ suite(void)
     ADD(tc, horovod_example);
     ADD(tc, two_by_four);
     ADD(tc, np_below_slots_takes_first);
+    ADD(tc, np_above_slots_keeps_max_slots);
+    ADD(tc, np_above_every_max_slots_is_error);
     ADD(tc, np_above_slots_scales_each_host);
     ADD(tc, np_above_slots_not_multiple);
     ADD(tc, no_hosts_is_error);

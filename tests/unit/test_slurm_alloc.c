@@ -106,7 +106,25 @@ static const struct {
     {"node[a-b]", "2", "1(x2)", "SLURM_NODELIST: bad range 'a-b'"},
     {"node[1-2", "2", "1(x2)", "without its ']'"},
     {"node[1-2]]", "2", "1(x2)", "bad host name 'node1]'"},
+    {"node[1-3]", "3", "1,,1", "bad item '' in '1,,1'"},
+    {"node[1-2]", "2", ",1,1", "bad item ''"},
+    {"node[1-2]", "2", "1,1,", "bad item ''"},
+    {"node[0000000000000001-2]", "2", "1(x2)", "bound too long"},
 };
+
+/* the reason comes first, whatever the length of the list it names */
+START_TEST(long_node_list_keeps_the_reason)
+{
+    char nodes[4096] = "";
+
+    for (int i = 0; i < 100; i++)
+        snprintf(nodes + strlen(nodes), sizeof(nodes) - strlen(nodes),
+                 "%sgpu-node%03d", i ? "," : "", 2 * i);
+    ck_assert_int_ne(hosts_of(nodes, "99", "1(x99)"), 0);
+    ck_assert_msg(strstr(list_err.msg, "names 100 nodes, SLURM_NNODES says 99"),
+                  "%s", list_err.msg);
+}
+END_TEST
 
 START_TEST(bad_allocations)
 {
@@ -154,6 +172,7 @@ suite(void)
     tcase_add_loop_test(tc, node_lists, 0, sizeof(lists) / sizeof(lists[0]));
     ADD(tc, tasks_per_node_become_slots);
     ADD(tc, tasks_forms);
+    ADD(tc, long_node_list_keeps_the_reason);
     tcase_add_loop_test(tc, bad_allocations, 0, sizeof(bad) / sizeof(bad[0]));
     ADD(tc, detection_needs_all_three);
     suite_add_tcase(s, tc);
