@@ -1,6 +1,7 @@
 #include "nic.h"
 
 #include <arpa/inet.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -118,21 +119,40 @@ better(int score, int control, const char *net, int best_score,
     return strcmp(net, best) < 0;
 }
 
+/* Appends to err (size bytes, *used of them taken); a message that does
+ * not fit is cut, and *used stays within the buffer. */
+static void __attribute__((format(printf, 4, 5)))
+append(char *err, size_t size, size_t *used, const char *fmt, ...)
+{
+    va_list ap;
+    int n;
+
+    if (*used + 1 >= size)
+        return;
+    va_start(ap, fmt);
+    n = vsnprintf(err + *used, size - *used, fmt, ap);
+    va_end(ap);
+    if (n > 0)
+        *used = *used + (size_t)n < size ? *used + (size_t)n : size - 1;
+}
+
 static void
 explain(const nic_host *h, int n, const nic_probe *p, int np, char *err,
         size_t size)
 {
-    size_t used = snprintf(err, size,
-                           "no network reaches every one of the %d hosts "
-                           "with the right host answering:",
-                           n);
+    size_t used = 0;
 
-    for (int i = 0; i < n && used < size; i++) {
+    err[0] = '\0';
+    append(err, size, &used,
+           "no network reaches every one of the %d hosts with the right host "
+           "answering:",
+           n);
+    for (int i = 0; i < n; i++) {
         const nic_host *next = &h[(i + 1) % n];
         const char *next_name = next->name[0] ? next->name : next->id;
-        used += snprintf(err + used, size - used, " host '%s' [",
-                         h[i].name[0] ? h[i].name : h[i].id);
-        for (int k = 0; k < h[i].naddrs && used < size; k++) {
+        append(err, size, &used, " host '%s' [",
+               h[i].name[0] ? h[i].name : h[i].id);
+        for (int k = 0; k < h[i].naddrs; k++) {
             const nic_addr *a = &h[i].addrs[k];
             char net[80];
             const char *got = NULL;
@@ -142,19 +162,18 @@ explain(const nic_host *h, int n, const nic_probe *p, int np, char *err,
                 continue;
             if ((b = addr_in(next, net)) >= 0)
                 got = probe_answer(p, np, i, next->addrs[b].addr);
-            used += snprintf(err + used, size - used, "%s %s/%d: %s%s%s%s",
-                             a->iface, a->addr, a->prefix,
-                             b < 0         ? "next host has no address there"
-                             : got == NULL ? "not probed"
-                             : got[0] == 0 ? "no answer from "
-                             : strcmp(got, next->id)
-                                 ? "answered by the wrong host for "
-                                 : "ok to ",
-                             b < 0 || got == NULL ? "" : "'",
-                             b < 0 || got == NULL ? "" : next_name,
-                             b < 0 || got == NULL ? "; " : "'; ");
+            append(err, size, &used, "%s %s/%d: %s%s%s%s", a->iface, a->addr,
+                   a->prefix,
+                   b < 0         ? "next host has no address there"
+                   : got == NULL ? "not probed"
+                   : got[0] == 0 ? "no answer from "
+                   : strcmp(got, next->id) ? "answered by the wrong host for "
+                                           : "ok to ",
+                   b < 0 || got == NULL ? "" : "'",
+                   b < 0 || got == NULL ? "" : next_name,
+                   b < 0 || got == NULL ? "; " : "'; ");
         }
-        used += snprintf(err + used, size - used, "]");
+        append(err, size, &used, "]");
     }
 }
 

@@ -145,6 +145,33 @@ START_TEST(no_common_network_lists_every_candidate)
 }
 END_TEST
 
+/* An explanation longer than the caller's buffer is cut there: once
+ * written past the end (a size_t that wrapped). */
+START_TEST(long_explanation_stays_in_its_buffer)
+{
+    struct {
+        char err[200];
+        char guard[256];
+    } out;
+
+    memset(&out, 'G', sizeof(out));
+    for (int k = 0; k < 12; k++) {
+        char name[32], a[64];
+        snprintf(name, sizeof(name), "interface-with-a-long-name%02d", k);
+        snprintf(a, sizeof(a), "2001:db8:0:%d::1", k);
+        add_addr(0, name, a, 64);
+    }
+    add_addr(1, "eth0", "2001:db8:0:0::2", 64);
+    probe(0, "2001:db8:0:0::2", "someone-else");
+    ck_assert_int_eq(hvdd_nic_choose(hosts, 2, probes, nprobes, NULL, NULL,
+                                     network, picks, out.err, sizeof(out.err)),
+                     -1);
+    ck_assert_uint_lt(strlen(out.err), sizeof(out.err));
+    for (size_t i = 0; i < sizeof(out.guard); i++)
+        ck_assert_int_eq(out.guard[i], 'G');
+}
+END_TEST
+
 /* Two good networks: --network-interface decides, by name or CIDR, then
  * the control connection's network, then the name. */
 static void
@@ -221,6 +248,7 @@ suite(void)
     ADD(tc, docker0_answering_for_itself_is_rejected);
     ADD(tc, loopback_and_link_local_never_candidates);
     ADD(tc, unanswered_probe_rejects_network);
+    ADD(tc, long_explanation_stays_in_its_buffer);
     ADD(tc, no_common_network_lists_every_candidate);
     ADD(tc, tie_break_order);
     ADD(tc, network_of_address);
