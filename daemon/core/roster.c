@@ -323,10 +323,23 @@ hvdd_roster_barrier(hvdd_roster *j, const char *name, int rank, int *round)
 void
 hvdd_roster_abort(hvdd_roster *j, const char *reason)
 {
+    size_t n = strlen(reason), size = sizeof(j->abort_reason);
+
     if (j->aborted)
         return;
     j->aborted = 1;
-    snprintf(j->abort_reason, sizeof(j->abort_reason), "%s", reason);
+    /* one line (hvdd's stdout gives hvdrun "abort REASON" lines, and a
+     * newline would start a line of hvdrun's protocol of its own), cut
+     * where a UTF-8 character starts (the status is JSON) */
+    if (n >= size)
+        for (n = size - 1; n > 0 && (reason[n] & 0xc0) == 0x80; n--)
+            ;
+    for (size_t i = 0; i < n; i++)
+        j->abort_reason[i] = (unsigned char)reason[i] < 0x20 ||
+                                     reason[i] == 0x7f
+                                 ? ' '
+                                 : reason[i];
+    j->abort_reason[n] = '\0';
 }
 
 /* An agent between its registration and its exit that went silent. */

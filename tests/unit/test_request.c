@@ -338,6 +338,29 @@ START_TEST(exit_and_abort)
 }
 END_TEST
 
+/* The reason reaches hvdrun as one "abort REASON" line: a newline in it
+ * made lines of hvdrun's protocol ("kill"); cut to fit, it keeps whole
+ * UTF-8 characters (a split one lost the reason from the status) */
+START_TEST(abort_reason_is_one_line_of_whole_characters)
+{
+    char body[700] = "{\"reason\":\"";
+
+    start(1, "a:1");
+    ck_assert_int_eq(call("POST", "/v1/abort", AUTH,
+                          "{\"reason\":\"loss is NaN\\nkill\\r\"}", NULL, 1,
+                          0),
+                     200);
+    ck_assert_str_eq(st.roster.abort_reason, "loss is NaN kill ");
+    st.roster.aborted = 0;
+    memset(body + strlen(body), 'a', 510);
+    strcat(body, "\u00e9\"}");
+    ck_assert_int_eq(call("POST", "/v1/abort", AUTH, body, NULL, 1, 0), 200);
+    ck_assert_uint_eq(strlen(st.roster.abort_reason), 510);
+    ck_assert_int_eq(call("GET", "/v1/status", AUTH, NULL, NULL, 1, 0), 200);
+    ck_assert(body_has("\"abort_reason\":\"aaaa"));
+}
+END_TEST
+
 /* Three hosts; eth0 is called ens5 on b; docker0 is the same everywhere. */
 static void
 agents_report_in(int answer_real)
@@ -964,6 +987,7 @@ suite(void)
     ADD(tc, planned_registration);
     ADD(tc, standalone_registration_waits_for_everyone);
     ADD(tc, barrier_and_heartbeats);
+    ADD(tc, abort_reason_is_one_line_of_whole_characters);
     ADD(tc, exit_and_abort);
     ADD(tc, agents_choose_the_network);
     ADD(tc, agent_addresses_may_use_the_store);
