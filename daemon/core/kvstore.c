@@ -172,6 +172,22 @@ clear_scope(kvstore *kv, kv_scope *s)
     hvdd_hmap_release(&s->finished, NULL);
 }
 
+/* 1 when key is a member's: a rank of the scope, in decimal, as Gloo
+ * names the key each member puts and DELETEs. */
+static int
+member_key(const char *key, int size)
+{
+    long rank = 0;
+
+    if (key[0] == '0')
+        return key[1] == '\0';
+    for (const char *c = key; *c; c++) {
+        if (*c < '0' || *c > '9' || (rank = rank * 10 + (*c - '0')) >= size)
+            return 0;
+    }
+    return key[0] != '\0';
+}
+
 int
 hvdd_kv_delete(kvstore *kv, const char *scope, const char *key)
 {
@@ -183,10 +199,14 @@ hvdd_kv_delete(kvstore *kv, const char *scope, const char *key)
         return KV_EBADNAME;
     if ((s = hvdd_hmap_get(&kv->scopes, scope)) == NULL)
         return 0;
-    if (s->size == 0) {
+    /* (a key no member puts, in a sized scope: removed, as elsewhere;
+     * counted, a few finalised the scope before its members were done) */
+    if (s->size == 0 || !member_key(key, s->size)) {
         if ((v = hvdd_hmap_remove(&s->keys, key)) != NULL)
             drop_value(kv, v);
-        if (s->keys.count == 0)
+        else if (s->size > 0)
+            return KV_ENOKEY;
+        if (s->keys.count == 0 && s->size == 0)
             scope_free(hvdd_hmap_remove(&kv->scopes, scope));
         return 0;
     }

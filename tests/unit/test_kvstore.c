@@ -73,6 +73,25 @@ START_TEST(made_up_deletes_count_for_nothing)
 END_TEST
 
 /* Writes without the token have a budget of their own. */
+/* only a member's key (its rank) counts: a key no member puts, put and
+ * DELETEd, is removed and finalised the scope before rank 1 was done */
+START_TEST(other_keys_in_a_sized_scope_do_not_count)
+{
+    ck_assert_int_eq(hvdd_kv_set_scope_size(&kv, "global", 2), KV_OK);
+    ck_assert_int_eq(hvdd_kv_put(&kv, "global", "0", "x", 1, KV_OPEN), KV_OK);
+    ck_assert_int_eq(hvdd_kv_put(&kv, "global", "1", "y", 1, KV_OPEN), KV_OK);
+    ck_assert_int_eq(hvdd_kv_delete(&kv, "global", "0"), 0);
+    ck_assert_int_eq(hvdd_kv_put(&kv, "global", "zzz", "z", 1, KV_OPEN), KV_OK);
+    ck_assert_int_eq(hvdd_kv_put(&kv, "global", "01", "z", 1, KV_OPEN), KV_OK);
+    ck_assert_int_eq(hvdd_kv_delete(&kv, "global", "zzz"), 0);
+    ck_assert_int_eq(hvdd_kv_delete(&kv, "global", "01"), 0);
+    ck_assert_ptr_null(hvdd_kv_get(&kv, "global", "zzz"));
+    ck_assert_ptr_nonnull(hvdd_kv_get(&kv, "global", "1"));
+    ck_assert_int_eq(hvdd_kv_delete(&kv, "global", "1"), 1);
+    ck_assert_ptr_null(hvdd_kv_get(&kv, "global", "1"));
+}
+END_TEST
+
 START_TEST(open_budget)
 {
     static char big[KV_MAX_VALUE];
@@ -163,6 +182,7 @@ suite(void)
     ADD(tc, put_get_replace);
     ADD(tc, finalising_delete_clears_scope);
     ADD(tc, made_up_deletes_count_for_nothing);
+    ADD(tc, other_keys_in_a_sized_scope_do_not_count);
     ADD(tc, open_budget);
     ADD(tc, adhoc_scope_delete_removes_key);
     ADD(tc, limits);
