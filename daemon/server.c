@@ -83,7 +83,11 @@ hold(hvdd_server *s, conn *c, const char *event, int wait_ms)
     conn *head;
 
     c->waiting = 1;
-    c->deadline = hvd_mono_now() + wait_ms / 1000.0;
+    /* a request released and held again keeps its first deadline: writes
+     * that kept waking a long-poll held it past its wait for as long as
+     * they came */
+    if (c->deadline == 0)
+        c->deadline = hvd_mono_now() + wait_ms / 1000.0;
     snprintf(c->event, sizeof(c->event), "%s", event);
     c->prev = NULL;
     c->next = s->held;

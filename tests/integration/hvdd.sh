@@ -45,6 +45,46 @@ check "job scope: DELETE without it 401" [ "$(code -X DELETE "$U/ring/comm0-0")"
 check "job scope: the value is the job's" [ "$(code -H "$AUTH" "$U/ring/comm0-0")" = 200 -a "$(cat "$TMP/body")" = '127.0.0.1 1' ]
 check "job scope: the refusal is logged" grep -q 'refused PUT /ring/comm0-0: missing or wrong token' "$TMP/hvdd.err"
 
+# a long-poll keeps its first deadline: PUT and DELETE of its key, again
+# and again, woke it and held it again, each time for a full new wait
+# (20 pairs, 0.3 s apart: past 6 s, with a wait of 1 s)
+cat >"$TMP/rehold.py" <<'PY'
+import os, socket, sys, threading, time
+port, auth = int(sys.argv[1]), "Authorization: Bearer " + os.environ["HVDD_TOKEN"]
+took = {}
+def getter():
+    t = time.time()
+    s = socket.create_connection(("127.0.0.1", port), timeout=30)
+    s.sendall(("GET /adhoc/zz?wait=1000 HTTP/1.1\r\nHost: x\r\n%s\r\n"
+               "Connection: close\r\n\r\n" % auth).encode())
+    while s.recv(4096):
+        pass
+    took["s"] = time.time() - t
+g = threading.Thread(target=getter)
+g.start()
+time.sleep(0.2)
+for _ in range(20):
+    if not g.is_alive():
+        break
+    s = socket.create_connection(("127.0.0.1", port), timeout=30)
+    s.sendall(("PUT /adhoc/zz HTTP/1.1\r\nHost: x\r\n%s\r\nContent-Length: 1"
+               "\r\n\r\nvDELETE /adhoc/zz HTTP/1.1\r\nHost: x\r\n%s\r\n"
+               "Connection: close\r\n\r\n" % (auth, auth)).encode())
+    while s.recv(4096):
+        pass
+    s.close()
+    time.sleep(0.3)
+g.join(30)
+print("%.1f" % took.get("s", 99))
+PY
+if command -v python3 >/dev/null; then
+    T_REHOLD=$(python3 "$TMP/rehold.py" "$PORT")
+    check "long-poll woken again and again ends near its wait (${T_REHOLD} s)" \
+        awk -v t="$T_REHOLD" 'BEGIN { exit !(t < 4) }'
+else
+    echo "skip: python3 missing (the long-poll's deadline check)"
+fi
+
 # long-poll: a GET held until the PUT arrives. The PUT goes only once hvdd
 # holds the GET: one that reached hvdd after the PUT would be answered at
 # once and prove nothing.
