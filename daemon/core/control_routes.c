@@ -1,5 +1,6 @@
 /* The control API (/v1/...): registration, heartbeats, barriers, exits,
  * abort and status. Every body is a JSON object. */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,15 +24,25 @@ parse_body(const hvdd_request *rq, hvdd_response *rs)
     return j;
 }
 
-/* An integer member, or dflt when absent; -2 when it is not an integer. */
+/* What int_member gives for a member that is no int: below every value
+ * the callers accept (each refuses a negative where it wants a count, a
+ * rank or a pid). */
+#define NOT_AN_INT LONG_MIN
+
+/* An integer member, or dflt when absent; NOT_AN_INT when it is not an
+ * integer or lies outside int (a rank of 4294967296 was rank 0). */
 static long
 int_member(json_t *j, const char *name, long dflt)
 {
     json_t *v = json_object_get(j, name);
+    json_int_t n;
 
     if (v == NULL)
         return dflt;
-    return json_is_integer(v) ? (long)json_integer_value(v) : -2;
+    if (!json_is_integer(v))
+        return NOT_AN_INT;
+    n = json_integer_value(v);
+    return n < INT_MIN || n > INT_MAX ? NOT_AN_INT : (long)n;
 }
 
 static json_t *
@@ -55,6 +66,10 @@ stale_round(const hvdd_state *st, hvdd_response *rs, json_t *b)
 {
     long round = int_member(b, "round", -1);
 
+    if (round == NOT_AN_INT) {
+        hvdd_reply_text(rs, 400, "\"round\" must be an integer");
+        return 1;
+    }
     if (round < 0 || round == st->roster.round)
         return 0;
     if (round > st->roster.round)
@@ -103,7 +118,8 @@ keep_list(const hvdd_state *st, hvdd_response *rs, json_t *keep, int *n,
         json_array_foreach(keep, i, v)
         {
             sv[i].host = json_string_value(json_object_get(v, "host"));
-            sv[i].pid = (int)int_member(v, "pid", -1);
+            long pid = int_member(v, "pid", -1);
+            sv[i].pid = pid < 0 ? -1 : (int)pid;
             if (sv[i].host == NULL)
                 sv[i].pid = -1; /* not in the round */
         }
@@ -282,6 +298,12 @@ do_register(hvdd_state *st, const hvdd_request *rq, hvdd_response *rs,
                         "optional \"rank\" (integers)");
         return;
     }
+    /* (a name no host list could hold made the plan from the arrivals
+     * fail later, for every rank: the job could never start) */
+    if (!cfg_host_name_valid(host)) {
+        hvdd_reply_text(rs, 400, "register: bad host name '%.255s'", host);
+        return;
+    }
     if (!waiting && stale_round(st, rs, b))
         return;
     if (waiting) /* asked again after a wait: conn_state is the arrival */
@@ -342,6 +364,13 @@ do_rank_call(hvdd_state *st, const char *what, hvdd_response *rs, json_t *b,
     const char *host = json_string_value(json_object_get(b, "host"));
     int r;
 
+    if (code == NOT_AN_INT || pid == NOT_AN_INT || rank == NOT_AN_INT) {
+        hvdd_reply_text(rs, 400,
+                        "%s needs \"rank\" and optional \"code\" and "
+                        "\"pid\" (integers)",
+                        what);
+        return;
+    }
     if (stale_round(st, rs, b))
         return;
     r = strcmp(what, "heartbeat") == 0
@@ -403,6 +432,23 @@ do_warn(hvdd_state *st, hvdd_response *rs, json_t *b)
     hvdd_reply_text(rs, 200, "ok");
 }
 
+/* 1 when /v1/what is a route (of some other method), for 405 over 404. */
+static int
+known_route(const char *what)
+{
+    static const char *const routes[] = {
+        "status",          "register",          "barrier",     "heartbeat",
+        "exit",            "abort",             "round",       "rejoin",
+        "host",            "warn",              "agent",       "agent/targets",
+        "agent/probes",    "agent/decision",    "agent/heartbeat",
+        "agent/exit"};
+
+    for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++)
+        if (strcmp(what, routes[i]) == 0)
+            return 1;
+    return 0;
+}
+
 void
 hvdd_control_route(hvdd_state *st, const hvdd_request *rq, hvdd_response *rs)
 {
@@ -421,16 +467,9 @@ hvdd_control_route(hvdd_state *st, const hvdd_request *rq, hvdd_response *rs)
         rs->len = strlen(s);
         return;
     }
-    if (strcmp(rq->method, "POST") != 0) {
-        hvdd_reply_text(
-            rs,
-            strstr("status register barrier heartbeat exit abort round "
-                   "rejoin host warn",
-                   what) &&
-                    what[0]
-                ? 405
-                : 404,
-            "%s /v1/%s: no such route", rq->method, what);
+    if (strcmp(rq->method, "POST") != 0 || strcmp(what, "status") == 0) {
+        hvdd_reply_text(rs, known_route(what) ? 405 : 404,
+                        "%s /v1/%s: no such route", rq->method, what);
         return;
     }
     if ((b = parse_body(rq, rs)) == NULL)

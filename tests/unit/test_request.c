@@ -338,6 +338,56 @@ START_TEST(exit_and_abort)
 }
 END_TEST
 
+/* integers past int are refused, not cut (4294967296 was rank 0), and a
+ * host name no host list could hold is refused at once (it wedged the
+ * plan made from the arrivals: the job could never start) */
+START_TEST(out_of_range_integers_and_bad_names_are_400)
+{
+    start(2, NULL);
+    ck_assert_int_eq(call("POST", "/v1/register", AUTH,
+                          "{\"host\":\"a\",\"pid\":5,\"rank\":4294967296}",
+                          NULL, 1, 0),
+                     400);
+    ck_assert_int_eq(call("POST", "/v1/register", AUTH,
+                          "{\"host\":\"a\",\"pid\":4294967397}", NULL, 1, 0),
+                     400);
+    ck_assert_int_eq(call("POST", "/v1/register", AUTH,
+                          "{\"host\":\"node a\",\"pid\":5}", NULL, 1, 0),
+                     400);
+    ck_assert_ptr_nonnull(strstr(rs.body, "bad host name 'node a'"));
+    ck_assert_int_eq(call("POST", "/v1/exit", AUTH,
+                          "{\"rank\":4294967297,\"code\":3}", NULL, 1, 0),
+                     400);
+    ck_assert_int_eq(call("POST", "/v1/exit", AUTH,
+                          "{\"rank\":1,\"code\":4294967299}", NULL, 1, 0),
+                     400);
+    ck_assert_int_eq(call("POST", "/v1/heartbeat", AUTH,
+                          "{\"rank\":-4294967295}", NULL, 1, 0),
+                     400);
+    ck_assert_int_eq(call("POST", "/v1/barrier", AUTH,
+                          "{\"name\":\"b\",\"rank\":0,\"round\":1e3}",
+                          NULL, 1, 0),
+                     400);
+    ck_assert_int_eq(st.roster.narrivals, 0);
+}
+END_TEST
+
+/* a route of another method is 405, a name that only looks like part of
+ * one 404 (a substring test made /v1/a and /v1/ster 405) */
+START_TEST(routes_405_only_for_their_own_names)
+{
+    start(1, "a:1");
+    ck_assert_int_eq(call("GET", "/v1/a", AUTH, NULL, NULL, 1, 0), 404);
+    ck_assert_int_eq(call("GET", "/v1/ster", AUTH, NULL, NULL, 1, 0), 404);
+    ck_assert_int_eq(call("GET", "/v1/agent", AUTH, NULL, NULL, 1, 0), 405);
+    ck_assert_int_eq(call("GET", "/v1/register", AUTH, NULL, NULL, 1, 0), 405);
+    ck_assert_int_eq(call("POST", "/v1/status", AUTH, "{}", NULL, 1, 0), 405);
+    ck_assert_int_eq(call("POST", "/job", NULL, NULL, NULL, 1, 0), 405);
+    ck_assert_int_eq(call("HEAD", "/job", NULL, NULL, NULL, 1, 0), 405);
+    ck_assert_int_eq(call("GET", "/job", NULL, NULL, NULL, 1, 0), 200);
+}
+END_TEST
+
 /* The reason reaches hvdrun as one "abort REASON" line: a newline in it
  * made lines of hvdrun's protocol ("kill"); cut to fit, it keeps whole
  * UTF-8 characters (a split one lost the reason from the status) */
@@ -988,6 +1038,8 @@ suite(void)
     ADD(tc, standalone_registration_waits_for_everyone);
     ADD(tc, barrier_and_heartbeats);
     ADD(tc, abort_reason_is_one_line_of_whole_characters);
+    ADD(tc, out_of_range_integers_and_bad_names_are_400);
+    ADD(tc, routes_405_only_for_their_own_names);
     ADD(tc, exit_and_abort);
     ADD(tc, agents_choose_the_network);
     ADD(tc, agent_addresses_may_use_the_store);
