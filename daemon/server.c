@@ -140,6 +140,39 @@ check_warning(hvdd_server *s)
         s->o.on_warn(s->o.arg, s->st->roster.warning);
 }
 
+/* Held HTTP requests whose client hung up are answered now (they would
+ * fail to send and close): libmicrohttpd does not watch a suspended
+ * connection, so a client that left kept its descriptor and its address's
+ * share of the caps until the wait ended; 448 of them, made and closed in
+ * under a second, shut a host's ranks out of hvdd for two minutes.
+ * (A client that only shut its writing side is taken as gone too.) */
+static void
+release_gone(hvdd_server *s)
+{
+    struct pollfd p[64];
+    conn *of[64];
+    int n = 0;
+
+    for (conn *c = s->held, *next; c; c = next) {
+        next = c->next;
+        if (c->mc && c->fd >= 0) {
+            p[n] = (struct pollfd){c->fd, POLLRDHUP, 0};
+            of[n++] = c;
+        }
+        /* a batch, polled at once; a release unlinks only the ones
+         * polled, behind next */
+        if (n == 64 || (next == NULL && n > 0)) {
+            if (poll(p, (nfds_t)n, 0) > 0)
+                for (int i = 0; i < n; i++)
+                    if (p[i].revents & (POLLRDHUP | POLLHUP | POLLERR)) {
+                        of[i]->deadline_passed = 1;
+                        release_held(s, of[i]);
+                    }
+            n = 0;
+        }
+    }
+}
+
 static void *
 timer_main(void *arg)
 {
@@ -155,8 +188,10 @@ timer_main(void *arg)
             return NULL;
         }
         double t = hvd_mono_now();
-        if (++s->ticks % 10 == 0)
+        if (++s->ticks % 10 == 0) {
             hvdd_gate_expire(s->gate, t);
+            release_gone(s);
+        }
         for (conn *c = s->held, *next; c; c = next) {
             next = c->next;
             if (c->deadline <= t) {
@@ -283,6 +318,7 @@ first_call(hvdd_server *s, struct MHD_Connection *mc, const char *url,
     if (c == NULL)
         return MHD_NO;
     c->mc = mc;
+    c->fd = conn_fd(mc);
     c->conn_state = -1;
     *con_cls = c;
     hvdd_request rq = request_of(s, mc, c, url, method, host, sizeof(host));

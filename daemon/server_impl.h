@@ -13,6 +13,7 @@ struct hvdd_channel;
  * mc is its HTTP connection; chan its channel instead (mc NULL). */
 typedef struct conn {
     struct MHD_Connection *mc;
+    int fd; /* mc's socket */
     struct hvdd_channel *chan;
     char *body;
     size_t len, cap;

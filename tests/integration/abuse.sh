@@ -104,5 +104,16 @@ check "fd limit 64: hvdd idle under 100 connections ($((c1 - c0)) ticks of CPU i
     [ $((c1 - c0)) -lt 30 ]
 check "fd limit 64: a real client is served within 1 s" served "$P64"
 stop "$F"
+# long-polls whose clients left at once (20, over the 16 one address may
+# hold here) are answered and their descriptors closed: they held the
+# address's share until their wait ended, 2 minutes with 127.0.0.1 (every
+# rank of the job) shut out
+for ((i = 0; i < 20; i++)); do
+    exec 3<>"/dev/tcp/127.0.0.1/$P64" &&
+        printf 'GET /global/never?wait=120000 HTTP/1.1\r\nHost: x\r\n\r\n' >&3
+    exec 3>&-
+done
+check "fd limit 64: 20 long-polls left by their clients do not shut loopback out" \
+    within 5 served "$P64"
 stop "$H64"
 finish
