@@ -1,5 +1,8 @@
 #include "hostlist.h"
 
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <net/if.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,9 +38,24 @@ dup_or_null(const char *s, char **out)
     return *out == NULL ? CFG_ENOMEM : 0;
 }
 
+/* 1 when a and b are both given and differ. */
+static int
+clash(const char *a, const char *b)
+{
+    return a && b && strcmp(a, b) != 0;
+}
+
 static int
 merge_slots(cfg_host *have, const cfg_host *h, cfg_err *e)
 {
+    /* (one of them would be dropped without a word) */
+    if (clash(have->user, h->user) || clash(have->identity_file, h->identity_file) ||
+        (have->ssh_port && h->ssh_port && have->ssh_port != h->ssh_port))
+        return cfg_fail(e, CFG_EINVAL,
+                        "host '%s' given again with another %s", h->name,
+                        clash(have->user, h->user)                   ? "user"
+                        : clash(have->identity_file, h->identity_file) ? "identity file"
+                                                                       : "SSH port");
     if ((long)have->slots + h->slots > CFG_MAX_SLOTS)
         return cfg_fail(e, CFG_ERANGE, "host '%s' has more than %d slots",
                         h->name, CFG_MAX_SLOTS);
@@ -159,18 +177,30 @@ cfg_hostlist_slots(const cfg_hostlist *l)
     return l->slots;
 }
 
+/* An IPv6 address as inet_pton reads it, with an optional zone: an
+ * interface's name or number ("fe80::1%eth0"). */
 static int
 ipv6_literal(const char *s)
 {
-    int colons = 0;
+    char addr[INET6_ADDRSTRLEN];
+    struct in6_addr a;
+    const char *zone = strchr(s, '%');
+    size_t n = zone ? (size_t)(zone - s) : strlen(s);
 
-    for (; *s; s++) {
-        if (*s == ':')
-            colons++;
-        else if (!strchr("0123456789abcdefABCDEF.%", *s))
+    if (n >= sizeof(addr))
+        return 0;
+    memcpy(addr, s, n);
+    addr[n] = '\0';
+    if (inet_pton(AF_INET6, addr, &a) != 1)
+        return 0;
+    if (zone == NULL)
+        return 1;
+    if (zone[1] == '\0' || strlen(zone + 1) >= IF_NAMESIZE)
+        return 0;
+    for (const char *c = zone + 1; *c; c++)
+        if (!isalnum((unsigned char)*c) && !strchr("-_.", *c))
             return 0;
-    }
-    return colons >= 2;
+    return 1;
 }
 
 int

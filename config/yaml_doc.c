@@ -2,6 +2,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Deeper than any file of ours needs. libyaml's scanner takes time that
@@ -67,6 +68,61 @@ check_events(const char *text, size_t len, const char *file, cfg_err *e)
     return r;
 }
 
+typedef struct key_at {
+    const char *key;
+    yaml_node_t *node;
+} key_at;
+
+static int
+by_key_then_place(const void *a, const void *b)
+{
+    const key_at *x = a, *y = b;
+    int c = strcmp(x->key, y->key);
+
+    return c ? c : (x->node > y->node) - (x->node < y->node);
+}
+
+/* A key given twice in one mapping is refused where it comes again
+ * (libyaml keeps both, and the last silently won): each mapping's keys
+ * sorted, neighbours compared (a mapping may be a long env list). */
+static int
+check_keys(ydoc *d, cfg_err *e)
+{
+    size_t cap = 0;
+    key_at *keys = NULL;
+    int r = 0;
+
+    for (yaml_node_t *n = d->doc.nodes.start; r == 0 && n < d->doc.nodes.top;
+         n++) {
+        size_t k = 0, count;
+        if (n->type != YAML_MAPPING_NODE)
+            continue;
+        count = (size_t)(n->data.mapping.pairs.top - n->data.mapping.pairs.start);
+        if (count > cap) {
+            key_at *more = realloc(keys, count * sizeof(*keys));
+            if (more == NULL) {
+                r = cfg_fail(e, CFG_ENOMEM, "out of memory");
+                break;
+            }
+            keys = more;
+            cap = count;
+        }
+        FOR_PAIRS(p, n)
+        {
+            yaml_node_t *key = cfg_ydoc_node(d, p->key);
+            if (cfg_ydoc_scalar(key))
+                keys[k++] = (key_at){cfg_ydoc_scalar(key), key};
+        }
+        qsort(keys, k, sizeof(*keys), by_key_then_place);
+        for (size_t i = 1; r == 0 && i < k; i++)
+            if (strcmp(keys[i - 1].key, keys[i].key) == 0)
+                r = cfg_ydoc_fail(d, keys[i].node, e, CFG_EINVAL,
+                                  "'%s' given twice", keys[i].key);
+    }
+    free(keys);
+    return r;
+}
+
 int
 cfg_ydoc_load(ydoc *d, const char *text, size_t len, const char *file,
               cfg_err *e)
@@ -88,6 +144,8 @@ cfg_ydoc_load(ydoc *d, const char *text, size_t len, const char *file,
     d->loaded = 1;
     if (yaml_document_get_root_node(&d->doc) == NULL)
         r = cfg_fail(e, CFG_EINVAL, "%s: empty document", file);
+    else
+        r = check_keys(d, e);
 out:
     yaml_parser_delete(&p);
     return r;

@@ -21,8 +21,9 @@ typedef struct ydoc {
 } ydoc;
 
 /* Loads the one document of text. A syntax error, an empty document, a
- * second document, an alias (*name) or nesting deeper than 64 fail with
- * "file:line:column: problem". Release with cfg_ydoc_release. */
+ * second document, an alias (*name), nesting deeper than 64 or a key
+ * given twice in a mapping fail with "file:line:column: problem". Release
+ * with cfg_ydoc_release. */
 int cfg_ydoc_load(ydoc *d, const char *text, size_t len, const char *file,
                   cfg_err *e);
 void cfg_ydoc_release(ydoc *d);

@@ -193,6 +193,9 @@ static const struct {
      "      - n[0-99]\n",
      "hosts.txt:14:9: more than 1048576 slots in all"},
     {DEEP_65, "hosts.txt:2:75: nested more than 64 deep"},
+    /* libyaml keeps both; the last won without a word */
+    {"hosts:\n  - name: a\n    slots: 2\n    slots: 5\n",
+     "hosts.txt:4:5: 'slots' given twice"},
 };
 
 START_TEST(yaml_nested_64_deep_is_read)

@@ -49,6 +49,16 @@ START_TEST(ipv4_ipv6_and_names)
 }
 END_TEST
 
+START_TEST(ipv6_zone_by_name_or_number)
+{
+    ck_assert_int_eq(cfg_hostspec_parse("[fe80::1%eth0]:2,[fe80::2%3]", &list,
+                                        &list_err),
+                     0);
+    ck_assert_str_eq(list.hosts[0].name, "fe80::1%eth0");
+    ck_assert_str_eq(list.hosts[1].name, "fe80::2%3");
+}
+END_TEST
+
 START_TEST(user_at_host)
 {
     ck_assert_int_eq(cfg_hostspec_parse("alice@gpu1:4", &list, &list_err), 0);
@@ -84,6 +94,13 @@ static const struct {
     {"a:2:3", "needs brackets"},
     {"-a:1", "bad host name"},
     {"a:1 2", "slots must be"},
+    /* what inet_pton does not read is no IPv6 address */
+    {"[::::]:2", "bad host name '::::'"},
+    {"[:::::::::]:2", "bad host name"},
+    {"[fe80::1%]:2", "bad host name"},
+    {"[fe80::1%eth 0]:2", "bad host name"},
+    /* a host given again must not change who logs in, or how */
+    {"bob@a,alice@a", "entry 2: host 'a' given again with another user"},
 };
 
 START_TEST(bad_specs)
@@ -114,6 +131,7 @@ suite(void)
     ADD(tc, no_slots_means_one);
     ADD(tc, spaces_around_commas);
     ADD(tc, ipv4_ipv6_and_names);
+    ADD(tc, ipv6_zone_by_name_or_number);
     ADD(tc, user_at_host);
     ADD(tc, repeated_host_adds_slots);
     tcase_add_loop_test(tc, bad_specs, 0, sizeof(bad) / sizeof(bad[0]));

@@ -176,6 +176,7 @@ static const struct {
     const char *text, *needle;
 } bad[] = {
     {"rendezvous_port: 70000\n", "expects a port from 1 to 65535"},
+    {"np: 2\nnp: 4\n", "run.yaml:2:1: 'np' given twice"},
     {"ssh_port: 0\n", "expects a port from 1 to 65535"},
     {"kill_grace: 0x10\n", "'kill_grace' expects a number >= 0"},
     {"kill_grace: inf\n", "'kill_grace' expects a number >= 0"},
