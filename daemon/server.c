@@ -173,6 +173,22 @@ release_gone(hvdd_server *s)
     }
 }
 
+/* libmicrohttpd's own unescaping, but a decoded %00, which cut the name
+ * short where the handler reads it (PUT /global/k%00junk stored "k"),
+ * becomes a byte that every name and route check refuses. */
+static size_t
+unescape(void *cls, struct MHD_Connection *mc, char *s)
+{
+    size_t n = MHD_http_unescape(s);
+
+    (void)cls;
+    (void)mc;
+    for (size_t i = 0; i < n; i++)
+        if (s[i] == '\0')
+            s[i] = '\x01';
+    return n;
+}
+
 static void *
 timer_main(void *arg)
 {
@@ -668,6 +684,7 @@ hvdd_server_start(hvdd_state *st, const hvdd_server_opts *o, int *port,
         flags, 0, NULL, NULL, handler, s, MHD_OPTION_CONNECTION_LIMIT, cap + 64,
         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)130,
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)8192,
+        MHD_OPTION_UNESCAPE_CALLBACK, unescape, NULL,
         MHD_OPTION_NOTIFY_COMPLETED, completed, s, MHD_OPTION_NOTIFY_CONNECTION,
         connection_event, s, MHD_OPTION_END);
     if (s->d == NULL) {

@@ -33,6 +33,9 @@ check "made-up DELETEs left the keys" [ "$(code "$U/global/1")" = 200 ]
 check "DELETE last rank 200" [ "$(code -X DELETE "$U/global/1")" = 200 ]
 check "scope cleared" [ "$(code "$U/global/0")" = 404 ]
 check "bad path 400" [ "$(code "$U/only-one-part")" = 400 ]
+# a %00 in a key cut it short: k%00junk was stored as k
+check "a key with %00: 400" [ "$(code -X PUT --data-binary v "$U/global/k%00junk")" = 400 ]
+check "a key with %00: nothing stored under the cut name" [ "$(code "$U/global/k")" = 404 ]
 
 # the job's own scopes (ring, nccl, hvdrun, ...) need the token for every
 # read and write, from any address; the refusal changes nothing
