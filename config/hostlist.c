@@ -45,31 +45,42 @@ clash(const char *a, const char *b)
     return a && b && strcmp(a, b) != 0;
 }
 
+/* Takes s for *have when only the new line gives it. 0 or CFG_ENOMEM. */
+static int
+take_missing(char **have, const char *s)
+{
+    if (*have || s == NULL)
+        return 0;
+    return (*have = strdup(s)) ? 0 : CFG_ENOMEM;
+}
+
+/* A host named again: its slots added (OpenMPI's repeated lines); a bound
+ * (max_slots) only while every line gives one; who logs in and how taken
+ * from whichever line gives it, and two lines that say differently are
+ * refused (one would be dropped without a word). Nothing changes on
+ * failure. */
 static int
 merge_slots(cfg_host *have, const cfg_host *h, cfg_err *e)
 {
-    /* (one of them would be dropped without a word) */
-    if (clash(have->user, h->user) || clash(have->identity_file, h->identity_file) ||
+    if (clash(have->user, h->user) ||
+        clash(have->identity_file, h->identity_file) ||
         (have->ssh_port && h->ssh_port && have->ssh_port != h->ssh_port))
-        return cfg_fail(e, CFG_EINVAL,
-                        "host '%s' given again with another %s", h->name,
-                        clash(have->user, h->user)                   ? "user"
-                        : clash(have->identity_file, h->identity_file) ? "identity file"
-                                                                       : "SSH port");
+        return cfg_fail(
+            e, CFG_EINVAL, "host '%s' given again with another %s", h->name,
+            clash(have->user, h->user)                     ? "user"
+            : clash(have->identity_file, h->identity_file) ? "identity file"
+                                                           : "SSH port");
     if ((long)have->slots + h->slots > CFG_MAX_SLOTS)
         return cfg_fail(e, CFG_ERANGE, "host '%s' has more than %d slots",
                         h->name, CFG_MAX_SLOTS);
+    if (take_missing(&have->user, h->user) != 0 ||
+        take_missing(&have->identity_file, h->identity_file) != 0)
+        return cfg_fail(e, CFG_ENOMEM, "out of memory");
+    if (have->ssh_port == 0)
+        have->ssh_port = h->ssh_port;
     have->slots += h->slots;
-    if (have->max_slots && h->max_slots)
-        have->max_slots += h->max_slots;
-    else if (h->max_slots)
-        have->max_slots = h->max_slots;
-    /* (the lines of one host disagree: no plan could honour both) */
-    if (have->max_slots && have->max_slots < have->slots)
-        return cfg_fail(e, CFG_EINVAL,
-                        "host '%s': its slots add up to %d, above its "
-                        "max_slots=%d",
-                        h->name, have->slots, have->max_slots);
+    have->max_slots =
+        have->max_slots && h->max_slots ? have->max_slots + h->max_slots : 0;
     return 0;
 }
 

@@ -173,9 +173,11 @@ normalise(const cfg_option *o, const char *v, char *buf, size_t size,
                             o->arg, v);
         return 0;
     case CFG_T_PORT:
-        if (hvd_parse_long(v, 1, 65535, &l) != 0)
+    case CFG_T_PORT_OR_ANY:
+        if (hvd_parse_long(v, o->type == CFG_T_PORT, 65535, &l) != 0)
             return cfg_fail(e, CFG_EINVAL,
-                            "expects a port from 1 to 65535, not '%s'", v);
+                            "expects a port from %d to 65535, not '%s'",
+                            o->type == CFG_T_PORT, v);
         break;
     case CFG_T_RANGE:
         return normalise_range(v, buf, size, e);
@@ -229,24 +231,19 @@ cfg_values_set(cfg_values *vals, cfg_option_id id, const char *value,
     return 0;
 }
 
-/* -H and --hostfile are two ways to give one thing, the hosts: either,
- * given in dst, hides both of src. */
-static int
-hidden(const cfg_values *dst, size_t id)
-{
-    return (id == CFG_OPT_HOSTS || id == CFG_OPT_HOSTFILE) &&
-           (dst->value[CFG_OPT_HOSTS] || dst->value[CFG_OPT_HOSTFILE]);
-}
-
 int
 cfg_values_merge(cfg_values *dst, const cfg_values *src, cfg_err *e)
 {
     char **mine = dst->list;
     size_t i, nmine = dst->nlist;
+    /* -H and --hostfile are two ways to give one thing, the hosts: either,
+     * given in dst, hides both of src (decided before the loop fills dst) */
+    int hosts_given = dst->value[CFG_OPT_HOSTS] || dst->value[CFG_OPT_HOSTFILE];
     int r = 0;
 
     for (i = 0; i < CFG_OPT_COUNT; i++)
-        if (dst->value[i] == NULL && src->value[i] != NULL && !hidden(dst, i) &&
+        if (dst->value[i] == NULL && src->value[i] != NULL &&
+            !(hosts_given && (i == CFG_OPT_HOSTS || i == CFG_OPT_HOSTFILE)) &&
             (dst->value[i] = strdup(src->value[i])) == NULL)
             return cfg_fail(e, CFG_ENOMEM, "out of memory");
     dst->list = NULL;

@@ -31,24 +31,31 @@ ranks_per_host(const cfg_hostlist *hosts, long np, int *scale, int *maxlocal,
                int **out, cfg_err *e)
 {
     int *n = calloc(hosts->count ? hosts->count : 1, sizeof(*n));
-    long placed = 0, before = -1;
+    long lo = *scale, hi = np, placed;
 
     if (n == NULL)
         return cfg_fail(e, CFG_ENOMEM, "out of memory");
-    /* a scale that places no more than the one before: every host is at
-     * its max_slots */
-    for (; placed < np && placed != before; (*scale)++) {
-        before = placed;
-        if ((placed = place(hosts, np, *scale, n, maxlocal)) >= np) {
-            *out = n;
-            return 0;
-        }
+    /* the most that can be placed: at a scale of np, a host without a
+     * bound takes all np (its slots are at least 1) */
+    if ((placed = place(hosts, np, hi > lo ? hi : lo, n, maxlocal)) < np) {
+        free(n);
+        return cfg_fail(e, CFG_ERANGE,
+                        "-np %ld is more than the %ld ranks the hosts' "
+                        "max_slots allow",
+                        np, placed);
     }
-    free(n);
-    return cfg_fail(e, CFG_ERANGE,
-                    "-np %ld is more than the %ld ranks the hosts' max_slots "
-                    "allow",
-                    np, placed);
+    /* what place() puts grows with the scale: the lowest that will do */
+    while (lo < hi) {
+        long mid = lo + (hi - lo) / 2;
+        if (place(hosts, np, mid, n, maxlocal) >= np)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    place(hosts, np, lo, n, maxlocal);
+    *scale = (int)lo;
+    *out = n;
+    return 0;
 }
 
 static void

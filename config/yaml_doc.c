@@ -57,8 +57,8 @@ check_events(const char *text, size_t len, const char *file, cfg_err *e)
                   ev.type == YAML_MAPPING_START_EVENT) &&
                  ++depth > MAX_DEPTH)
             r = cfg_fail(e, CFG_EINVAL, "%s:%zu:%zu: nested more than %d deep",
-                         file, ev.start_mark.line + 1,
-                         ev.start_mark.column + 1, MAX_DEPTH);
+                         file, ev.start_mark.line + 1, ev.start_mark.column + 1,
+                         MAX_DEPTH);
         else if (ev.type == YAML_SEQUENCE_END_EVENT ||
                  ev.type == YAML_MAPPING_END_EVENT)
             depth--;
@@ -97,7 +97,8 @@ check_keys(ydoc *d, cfg_err *e)
         size_t k = 0, count;
         if (n->type != YAML_MAPPING_NODE)
             continue;
-        count = (size_t)(n->data.mapping.pairs.top - n->data.mapping.pairs.start);
+        count =
+            (size_t)(n->data.mapping.pairs.top - n->data.mapping.pairs.start);
         if (count > cap) {
             key_at *more = realloc(keys, count * sizeof(*keys));
             if (more == NULL) {

@@ -37,8 +37,11 @@ void cfg_hostlist_release(cfg_hostlist *l);
 
 /* Appends a copy of h (its strings are duplicated). A host already in the
  * list gets h's slots added to its own, as OpenMPI does for repeated host
- * file lines; its other fields are kept. Returns 0 or CFG_ENOMEM, or
- * CFG_ERANGE when the list or the host's slots would pass their bounds. */
+ * file lines, and its max_slots too while both give one (else none); a
+ * user, SSH port or identity file only h gives is taken. Returns 0,
+ * CFG_ENOMEM, CFG_ERANGE when the list or the host's slots would pass
+ * their bounds, or CFG_EINVAL when h gives another user, port or identity
+ * file than the host has; nothing changes on failure. */
 int cfg_hostlist_add(cfg_hostlist *l, const cfg_host *h, cfg_err *e);
 /* The same, with where ("file:line", "host entry 3") before a bound's
  * message. */

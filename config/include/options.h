@@ -10,18 +10,19 @@
 #include "cfg_error.h"
 
 typedef enum cfg_argtype {
-    CFG_T_FLAG,   /* no argument on the command line; a boolean in YAML */
-    CFG_T_INT,    /* integer >= 0 */
-    CFG_T_POSINT, /* integer >= 1 */
-    CFG_T_NUM,    /* number >= 0 */
-    CFG_T_UNIT,   /* number in [0, 1] */
-    CFG_T_STR,    /* any non-empty text */
-    CFG_T_LIST,   /* repeatable text */
-    CFG_T_CHOICE, /* one of the '|'-separated words in `arg`, any case;
-                   * stored as `arg` writes it */
-    CFG_T_PORT,   /* TCP port, 1 to 65535 */
-    CFG_T_RANGE   /* two numbers MIN <= MAX: two words on the command line,
-                   * "MIN MAX" or "MIN,MAX" in one; stored "MIN MAX" */
+    CFG_T_FLAG,        /* no argument on the command line; a boolean in YAML */
+    CFG_T_INT,         /* integer >= 0 */
+    CFG_T_POSINT,      /* integer >= 1 */
+    CFG_T_NUM,         /* number >= 0 */
+    CFG_T_UNIT,        /* number in [0, 1] */
+    CFG_T_STR,         /* any non-empty text */
+    CFG_T_LIST,        /* repeatable text */
+    CFG_T_CHOICE,      /* one of the '|'-separated words in `arg`, any case;
+                        * stored as `arg` writes it */
+    CFG_T_PORT,        /* TCP port, 1 to 65535 */
+    CFG_T_PORT_OR_ANY, /* 0 (any port) to 65535 */
+    CFG_T_RANGE        /* two numbers MIN <= MAX: two words on the command line,
+                        * "MIN MAX" or "MIN,MAX" in one; stored "MIN MAX" */
 } cfg_argtype;
 
 /* How a setting becomes a worker variable. */
@@ -86,15 +87,16 @@ typedef enum cfg_xform {
     X(RENDEZVOUS_ADDR, "rendezvous-addr", "hm", CFG_T_STR, "rendezvous_addr",  \
       NULL, CFG_X_NONE, NONE, "ADDR",                                          \
       "address hvdd listens on (default: every address)")                      \
-    X(RENDEZVOUS_PORT, "rendezvous-port", NULL, CFG_T_PORT, "rendezvous_port",  \
-      NULL, CFG_X_NONE, NONE, "PORT", "port hvdd listens on (default: any)")   \
+    X(RENDEZVOUS_PORT, "rendezvous-port", NULL, CFG_T_PORT_OR_ANY,             \
+      "rendezvous_port", NULL, CFG_X_NONE, NONE, "PORT",                       \
+      "port hvdd listens on (default: any)")                                   \
     X(HEARTBEAT_TIMEOUT, "heartbeat-timeout", NULL, CFG_T_NUM,                 \
       "heartbeat_timeout", NULL, CFG_X_NONE, NONE, "SECONDS",                  \
       "stop the job when a registered rank is silent this long (0: never)")    \
     X(NETWORK_INTERFACE, "network-interface", NULL, CFG_T_STR,                 \
       "network_interface", NULL, CFG_X_NONE, NONE, "NAME[,NAME]|CIDR",         \
       "network the workers use, by interface name or address range")           \
-    X(SSH_PORT, "ssh-port", "p", CFG_T_PORT, "ssh_port", NULL, CFG_X_NONE,   \
+    X(SSH_PORT, "ssh-port", "p", CFG_T_PORT, "ssh_port", NULL, CFG_X_NONE,     \
       NONE, "PORT", "SSH port of the other hosts (default 22)")                \
     X(SSH_IDENTITY_FILE, "ssh-identity-file", "i", CFG_T_STR,                  \
       "ssh_identity_file", NULL, CFG_X_NONE, NONE, "FILE",                     \

@@ -437,11 +437,10 @@ static int
 known_route(const char *what)
 {
     static const char *const routes[] = {
-        "status",          "register",          "barrier",     "heartbeat",
-        "exit",            "abort",             "round",       "rejoin",
-        "host",            "warn",              "agent",       "agent/targets",
-        "agent/probes",    "agent/decision",    "agent/heartbeat",
-        "agent/exit"};
+        "status",       "register",       "barrier",         "heartbeat",
+        "exit",         "abort",          "round",           "rejoin",
+        "host",         "warn",           "agent",           "agent/targets",
+        "agent/probes", "agent/decision", "agent/heartbeat", "agent/exit"};
 
     for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++)
         if (strcmp(what, routes[i]) == 0)

@@ -164,9 +164,9 @@ explain(const nic_host *h, int n, const nic_probe *p, int np, char *err,
                 got = probe_answer(p, np, i, next->addrs[b].addr);
             append(err, size, &used, "%s %s/%d: %s%s%s%s", a->iface, a->addr,
                    a->prefix,
-                   b < 0         ? "next host has no address there"
-                   : got == NULL ? "not probed"
-                   : got[0] == 0 ? "no answer from "
+                   b < 0                   ? "next host has no address there"
+                   : got == NULL           ? "not probed"
+                   : got[0] == 0           ? "no answer from "
                    : strcmp(got, next->id) ? "answered by the wrong host for "
                                            : "ok to ",
                    b < 0 || got == NULL ? "" : "'",

@@ -335,10 +335,9 @@ hvdd_roster_abort(hvdd_roster *j, const char *reason)
         for (n = size - 1; n > 0 && (reason[n] & 0xc0) == 0x80; n--)
             ;
     for (size_t i = 0; i < n; i++)
-        j->abort_reason[i] = (unsigned char)reason[i] < 0x20 ||
-                                     reason[i] == 0x7f
-                                 ? ' '
-                                 : reason[i];
+        j->abort_reason[i] =
+            (unsigned char)reason[i] < 0x20 || reason[i] == 0x7f ? ' '
+                                                                 : reason[i];
     j->abort_reason[n] = '\0';
 }
 

@@ -17,14 +17,20 @@ string_array(char *const *v, size_t n)
     return a;
 }
 
+/* [name, slots] each, and max_slots when there is one: the agents build
+ * the plan hvdrun built, and max_slots moves ranks between hosts. */
 static json_t *
 hosts_array(const cfg_hostlist *l)
 {
     json_t *a = json_array();
 
     for (size_t i = 0; a && i < l->count; i++)
-        if (json_array_append_new(a, json_pack("[si]", l->hosts[i].name,
-                                               l->hosts[i].slots)) != 0) {
+        if (json_array_append_new(a, l->hosts[i].max_slots
+                                         ? json_pack("[sii]", l->hosts[i].name,
+                                                     l->hosts[i].slots,
+                                                     l->hosts[i].max_slots)
+                                         : json_pack("[si]", l->hosts[i].name,
+                                                     l->hosts[i].slots)) != 0) {
             json_decref(a);
             return NULL;
         }
@@ -77,7 +83,9 @@ decode_hosts(json_t *list, hvdrun_brief *j, char *err, size_t size)
         cfg_host h = {0};
         h.name = (char *)json_string_value(json_array_get(v, 0));
         h.slots = (int)json_integer_value(json_array_get(v, 1));
+        h.max_slots = (int)json_integer_value(json_array_get(v, 2));
         if (h.name == NULL || h.slots < 1 ||
+            (h.max_slots != 0 && h.max_slots < h.slots) ||
             cfg_hostlist_add(&j->hosts, &h, &e) != 0) {
             snprintf(err, size, "bad host entry %zu", i);
             return -1;

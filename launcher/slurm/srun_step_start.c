@@ -143,13 +143,16 @@ alloc_step(const srun_step_spec *spec)
     st->fds = calloc(spec->n, sizeof(*st->fds));
     st->local = calloc(spec->n, sizeof(*st->local));
     st->secret = strdup(spec->secret);
+    /* every stream "not connected" before anything can fail: the step's
+     * end closes the ones it finds (a row of calloc's zeros was fd 0) */
+    for (size_t i = 0; st->fds && i < spec->n; i++)
+        for (int k = 0; k < SRUN_STREAMS; k++)
+            st->fds[i][k] = -1;
     if (!st->nodes || !st->fds || !st->local || !st->secret) {
         srun_step_forget(st);
         return NULL;
     }
     for (size_t i = 0; i < spec->n; i++) {
-        for (int k = 0; k < SRUN_STREAMS; k++)
-            st->fds[i][k] = -1;
         if ((st->nodes[i] = strdup(spec->nodes[i])) == NULL) {
             srun_step_forget(st);
             return NULL;

@@ -30,7 +30,7 @@ expect 64 "give -np N, or hosts" sh -c "$T"
 expect 64 "not both" -H localhost:1 --hostfile /dev/null sh -c "$T"
 expect 64 "option '--kill-grace': expects a number >= 0" --kill-grace soon -np 1 sh -c "$T"
 expect 64 "option '--kill-grace': expects a number >= 0, not '0x10'" --kill-grace 0x10 -np 1 sh -c "$T"
-expect 64 "option '--rendezvous-port': expects a port from 1 to 65535, not '70000'" \
+expect 64 "option '--rendezvous-port': expects a port from 0 to 65535, not '70000'" \
     --rendezvous-port 70000 -np 1 sh -c "$T"
 # a long -H is cut in the message, not the reason
 LONG_H=$(for i in $(seq 100 180); do printf 'host%d:8,' "$i"; done)bad!host:2

@@ -36,6 +36,22 @@ START_TEST(hydra_format)
 }
 END_TEST
 
+/* a host named again: slots added, a bound only while every line gives
+ * one, a user from the line that gives it */
+START_TEST(repeated_host_merges)
+{
+    ck_assert_int_eq(parse("a slots=2 max_slots=2\na slots=1\n"
+                           "b slots=1 max_slots=1\nb slots=2 max_slots=3\n"
+                           "c slots=1\nu@c slots=1\n"),
+                     0);
+    ck_assert_int_eq(list.hosts[0].slots, 3);
+    ck_assert_int_eq(list.hosts[0].max_slots, 0);
+    ck_assert_int_eq(list.hosts[1].max_slots, 4);
+    ck_assert_str_eq(list.hosts[2].user, "u");
+    ck_assert_int_eq(cfg_hostlist_slots(&list), 8);
+}
+END_TEST
+
 START_TEST(user_at_ipv6_with_slots_field)
 {
     ck_assert_int_eq(parse("u@[fe80::1] slots=2\n"), 0);
@@ -57,8 +73,8 @@ static const struct {
     {"bad!host slots=1\n", "hosts.txt:1: bad host name"},
     /* a bound on the slots of the whole list (one host's, or a file of
      * ranges naming the same hosts again and again), where it is passed */
-    {"a slots=2 max_slots=2\na slots=3\n",
-     "hosts.txt:2: host 'a': its slots add up to 5, above its max_slots=2"},
+    {"a slots=1\nu@a slots=1\nv@a slots=1\n",
+     "hosts.txt:3: host 'a' given again with another user"},
     {"a slots=1048576\nb slots=1\n",
      "hosts.txt:2: more than 1048576 slots in all"},
 };
@@ -156,11 +172,13 @@ END_TEST
 
 /* The root, the cluster list and its item are three levels deep; the
  * brackets make the rest: 64, and 65 (its 62nd '[' at column 75). */
-#define DEEP_64 "cluster:\n  - workers: "\
-    "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["\
+#define DEEP_64                                                                \
+    "cluster:\n  - workers: "                                                  \
+    "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["            \
     "n1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]\n"
-#define DEEP_65 "cluster:\n  - workers: "\
-    "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["\
+#define DEEP_65                                                                \
+    "cluster:\n  - workers: "                                                  \
+    "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["           \
     "n1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]\n"
 
 static const struct {
@@ -189,8 +207,8 @@ static const struct {
     {"- &l0 n1\n- *l0\n", "hosts.txt:2:3: YAML aliases"},
     {"- a\n---\n- b\n", "hosts.txt:2:1: a second YAML document"},
     /* no alias: the same ranges again and again, up to the bound */
-    {"cluster:\n  - slots: 1000\n    workers:\n" TEN_TIMES("      - n[0-99]\n")
-     "      - n[0-99]\n",
+    {"cluster:\n  - slots: 1000\n    workers:\n" TEN_TIMES(
+         "      - n[0-99]\n") "      - n[0-99]\n",
      "hosts.txt:14:9: more than 1048576 slots in all"},
     {DEEP_65, "hosts.txt:2:75: nested more than 64 deep"},
     /* libyaml keeps both; the last won without a word */
@@ -238,6 +256,7 @@ suite(void)
     ADD(tc, yaml_cluster_shape);
     ADD(tc, yaml_cluster_slots_lists_and_short_ranges);
     ADD(tc, address_range_crosses_octet);
+    ADD(tc, repeated_host_merges);
     ADD(tc, user_at_ipv6_with_slots_field);
     ADD(tc, yaml_nested_64_deep_is_read);
     tcase_add_loop_test(tc, yaml_errors, 0,

@@ -51,9 +51,9 @@ END_TEST
 
 START_TEST(ipv6_zone_by_name_or_number)
 {
-    ck_assert_int_eq(cfg_hostspec_parse("[fe80::1%eth0]:2,[fe80::2%3]", &list,
-                                        &list_err),
-                     0);
+    ck_assert_int_eq(
+        cfg_hostspec_parse("[fe80::1%eth0]:2,[fe80::2%3]", &list, &list_err),
+        0);
     ck_assert_str_eq(list.hosts[0].name, "fe80::1%eth0");
     ck_assert_str_eq(list.hosts[1].name, "fe80::2%3");
 }

@@ -164,6 +164,17 @@ START_TEST(command_line_hosts_hide_the_files_other_way)
 }
 END_TEST
 
+/* both in the file, none on the command line: both kept (hvdrun then
+ * refuses the pair), not one hidden by the other as the merge copies */
+START_TEST(file_with_both_ways_keeps_both)
+{
+    ck_assert_int_eq(parse("hosts: a:2\nhostfile: h.txt\n"), 0);
+    ck_assert_int_eq(cfg_values_merge(&cli, &file, &e), 0);
+    ck_assert_str_eq(cfg_values_get(&cli, CFG_OPT_HOSTS), "a:2");
+    ck_assert_str_eq(cfg_values_get(&cli, CFG_OPT_HOSTFILE), "/etc/job/h.txt");
+}
+END_TEST
+
 START_TEST(choices_are_stored_as_the_table_writes_them)
 {
     ck_assert_int_eq(parse("launcher: SLURM\nlogging:\n  level: debug\n"), 0);
@@ -175,7 +186,7 @@ END_TEST
 static const struct {
     const char *text, *needle;
 } bad[] = {
-    {"rendezvous_port: 70000\n", "expects a port from 1 to 65535"},
+    {"rendezvous_port: 70000\n", "expects a port from 0 to 65535"},
     {"np: 2\nnp: 4\n", "run.yaml:2:1: 'np' given twice"},
     {"ssh_port: 0\n", "expects a port from 1 to 65535"},
     {"kill_grace: 0x10\n", "'kill_grace' expects a number >= 0"},
@@ -234,6 +245,7 @@ suite(void)
     ADD(tc, command_line_over_file_over_defaults);
     ADD(tc, command_line_hosts_hide_the_files_other_way);
     ADD(tc, env_mapping_value_too_long_is_refused);
+    ADD(tc, file_with_both_ways_keeps_both);
     ADD(tc, choices_are_stored_as_the_table_writes_them);
     tcase_add_loop_test(tc, errors_name_the_key, 0,
                         sizeof(bad) / sizeof(bad[0]));

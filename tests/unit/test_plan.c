@@ -1,3 +1,4 @@
+#include <stdlib.h>
 #include <string.h>
 
 #include "plan.h"
@@ -117,11 +118,42 @@ START_TEST(np_above_every_max_slots_is_error)
 
     ck_assert_int_eq(cfg_hostfile_parse(text, strlen(text), "h", &l, &e), 0);
     ck_assert_int_eq(cfg_plan_build(&l, 4, &p, &e), CFG_ERANGE);
-    ck_assert_str_eq(e.msg,
-                     "-np 4 is more than the 3 ranks the hosts' max_slots allow");
+    ck_assert_str_eq(
+        e.msg, "-np 4 is more than the 3 ranks the hosts' max_slots allow");
     cfg_plan_release(&p);
     ck_assert_int_eq(cfg_plan_build(&l, 3, &p, &e), 0);
     expect(2, 1, 1, 2, 0, 1);
+}
+END_TEST
+
+#include "agent_brief.h"
+
+/* an agent rebuilds the plan from its brief: it must be hvdrun's, the
+ * ranks that max_slots moved included (without it, the agents ran 4 ranks
+ * where hvdrun's plan, and hvdd's, had 2) */
+START_TEST(agents_brief_gives_the_same_plan)
+{
+    const char *text = "a slots=2 max_slots=2\nb slots=2\n";
+    char *argv[] = {"true", NULL}, *line, err[200];
+    hvdrun_brief out = {.host = 0,
+                        .np = 6,
+                        .argv = argv,
+                        .cwd = "/",
+                        .rendezvous_addr = "127.0.0.1",
+                        .token = "t"},
+                 in;
+
+    ck_assert_int_eq(cfg_hostfile_parse(text, strlen(text), "h", &l, &e), 0);
+    ck_assert_int_eq(cfg_plan_build(&l, 6, &p, &e), 0);
+    out.hosts = l;
+    ck_assert_ptr_nonnull(line = hvdrun_brief_encode(&out));
+    ck_assert_int_eq(hvdrun_brief_decode(line, &in, err, sizeof(err)), 0);
+    ck_assert_int_eq(in.plan.size, p.size);
+    for (int r = 0; r < p.size; r++)
+        ck_assert_int_eq(in.plan.slots[r].host, p.slots[r].host);
+    ck_assert_int_eq(in.plan.slots[2].host, 1);
+    hvdrun_brief_release(&in);
+    free(line);
 }
 END_TEST
 
@@ -154,6 +186,7 @@ suite(void)
     ADD(tc, np_below_slots_takes_first);
     ADD(tc, np_above_slots_keeps_max_slots);
     ADD(tc, np_above_every_max_slots_is_error);
+    ADD(tc, agents_brief_gives_the_same_plan);
     ADD(tc, np_above_slots_scales_each_host);
     ADD(tc, np_above_slots_not_multiple);
     ADD(tc, no_hosts_is_error);

@@ -365,8 +365,8 @@ START_TEST(out_of_range_integers_and_bad_names_are_400)
                           "{\"rank\":-4294967295}", NULL, 1, 0),
                      400);
     ck_assert_int_eq(call("POST", "/v1/barrier", AUTH,
-                          "{\"name\":\"b\",\"rank\":0,\"round\":1e3}",
-                          NULL, 1, 0),
+                          "{\"name\":\"b\",\"rank\":0,\"round\":1e3}", NULL, 1,
+                          0),
                      400);
     ck_assert_int_eq(st.roster.narrivals, 0);
 }
@@ -397,13 +397,12 @@ START_TEST(abort_reason_is_one_line_of_whole_characters)
 
     start(1, "a:1");
     ck_assert_int_eq(call("POST", "/v1/abort", AUTH,
-                          "{\"reason\":\"loss is NaN\\nkill\\r\"}", NULL, 1,
-                          0),
+                          "{\"reason\":\"loss is NaN\\nkill\\r\"}", NULL, 1, 0),
                      200);
     ck_assert_str_eq(st.roster.abort_reason, "loss is NaN kill ");
     st.roster.aborted = 0;
     memset(body + strlen(body), 'a', 510);
-    strcat(body, "\u00e9\"}");
+    snprintf(body + strlen(body), sizeof(body) - strlen(body), "\\u00e9\"}");
     ck_assert_int_eq(call("POST", "/v1/abort", AUTH, body, NULL, 1, 0), 200);
     ck_assert_uint_eq(strlen(st.roster.abort_reason), 510);
     ck_assert_int_eq(call("GET", "/v1/status", AUTH, NULL, NULL, 1, 0), 200);
