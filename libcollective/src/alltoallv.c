@@ -97,6 +97,28 @@ take_blocks(const comm_slots *slots, int n, int rank, void *recv, size_t es)
     }
 }
 
+/* Totals that fit in memory, and a buffer wherever they are not 0 (every
+ * other collective checks this; a NULL send with counts crashed). */
+static int
+check_buffers(coll_comm *c, const void *send, const size_t *send_counts,
+              const void *recv, const size_t *recv_counts, size_t es)
+{
+    size_t sent = 0, received = 0;
+
+    for (int i = 0; i < c->size; i++) {
+        if (comm_oversized(sent + send_counts[i], es, 1) ||
+            comm_oversized(received + recv_counts[i], es, 1) ||
+            comm_oversized(send_counts[i], es, 1) ||
+            comm_oversized(recv_counts[i], es, 1))
+            return comm_fail(c, COLL_EINVAL, "alltoallv: counts too large");
+        sent += send_counts[i];
+        received += recv_counts[i];
+    }
+    if ((sent && send == NULL) || (received && recv == NULL))
+        return comm_fail(c, COLL_EINVAL, "alltoallv: missing buffer");
+    return 0;
+}
+
 int
 coll_alltoallv(coll_comm *c, const void *send, const size_t *send_counts,
                void *recv, const size_t *recv_counts, coll_dtype dt)
@@ -110,6 +132,8 @@ coll_alltoallv(coll_comm *c, const void *send, const size_t *send_counts,
         return r;
     if (es == 0 || send_counts == NULL || recv_counts == NULL)
         return comm_fail(c, COLL_EINVAL, "alltoallv: bad type or counts");
+    if ((r = check_buffers(c, send, send_counts, recv, recv_counts, es)) != 0)
+        return r;
     if (dev_pointer(send) || dev_pointer(recv))
         return comm_on_device(c, &(dev_op){.kind = DEV_ALLTOALLV,
                                            .send = send,

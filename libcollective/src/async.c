@@ -37,6 +37,8 @@ queue_request(coll_comm *c, const char *what, const char *name,
         return r;
     if (out == NULL || name == NULL || strlen(name) >= sizeof(q->name) ||
         coll_dtype_size(fields->dt) == 0 ||
+        comm_oversized(fields->count, coll_dtype_size(fields->dt),
+                       fields->kind == REQ_ALLGATHER ? (size_t)c->size : 1) ||
         (fields->count && (fields->send == NULL || fields->recv == NULL)))
         return comm_fail(c, COLL_EINVAL, "%s: bad argument", what);
     if (fields->kind == REQ_ALLREDUCE &&
@@ -60,12 +62,11 @@ queue_request(coll_comm *c, const char *what, const char *name,
     if (c->size == 1) { /* nothing to agree on */
         q->result = alone(c, q);
         q->done = 1;
-        *out = q;
-        return 0;
-    }
-    if ((r = fusion_enqueue(c, q)) == 0)
-        *out = q;
-    return r;
+    } else if ((r = fusion_enqueue(c, q)) != 0)
+        return r;
+    __atomic_add_fetch(&c->refs, 1, __ATOMIC_ACQ_REL); /* until coll_wait */
+    *out = q;
+    return 0;
 }
 
 static int
@@ -164,12 +165,14 @@ coll_test(coll_request *q, int *done)
 int
 coll_wait(coll_request *q)
 {
+    coll_comm *c;
     fusion *f;
     int r;
 
     if (q == NULL)
         return COLL_EINVAL;
-    f = q->comm->fusion;
+    c = q->comm;
+    f = c->fusion; /* (NULL once coll_finalize stopped it) */
     if (f) {
         pthread_mutex_lock(&f->mu);
         while (!q->done && !f->stopped)
@@ -178,7 +181,8 @@ coll_wait(coll_request *q)
     }
     r = q->done ? q->result : COLL_EDEAD;
     if (r != 0 && q->error[0])
-        comm_fail(q->comm, r, "%s: %s", q->name, q->error);
+        comm_fail(c, r, "%s: %s", q->name, q->error);
     free(q);
+    comm_release(c);
     return r;
 }

@@ -50,6 +50,7 @@ comm_reduce_begin(coll_comm *c, int kind, const void *send, void *recv,
     if ((*result = comm_usable(c)) != 0)
         return 1;
     if (es == 0 || op < COLL_OP_SUM || op > COLL_OP_PROD ||
+        comm_oversized(count, es, 1) ||
         (count && (send == NULL || recv == NULL))) {
         *result = comm_fail(c, COLL_EINVAL, "%s: bad type, op or buffer", what);
         return 1;
@@ -116,7 +117,8 @@ coll_broadcast(coll_comm *c, void *buf, size_t count, coll_dtype dt, int root)
 
     if ((r = comm_usable(c)) != 0)
         return r;
-    if (es == 0 || root < 0 || root >= c->size || (count && buf == NULL))
+    if (es == 0 || root < 0 || root >= c->size || (count && buf == NULL) ||
+        comm_oversized(count, es, 1))
         return comm_fail(c, COLL_EINVAL, "broadcast: bad type, root or buffer");
     if (dev_pointer(buf))
         return comm_on_device(c, &(dev_op){.kind = DEV_BROADCAST,
@@ -159,7 +161,8 @@ coll_allgather(coll_comm *c, const void *send, void *recv, size_t count,
 
     if ((r = comm_usable(c)) != 0)
         return r;
-    if (es == 0 || (count && (send == NULL || recv == NULL)))
+    if (es == 0 || (count && (send == NULL || recv == NULL)) ||
+        comm_oversized(count, es, (size_t)c->size))
         return comm_fail(c, COLL_EINVAL, "allgather: bad type or buffer");
     if (dev_pointer(send) || dev_pointer(recv))
         return comm_on_device(c, &(dev_op){.kind = DEV_ALLGATHER,
@@ -194,17 +197,23 @@ coll_allgather(coll_comm *c, const void *send, void *recv, size_t count,
     return r;
 }
 
+/* The argument check's exchange with nothing in it: the same one step as
+ * the transports' barrier, and a rank that is in another collective (one
+ * that returned COLL_EINVAL alone, before its check) is told so, where a
+ * plain barrier met that collective's check and passed. */
 int
 coll_barrier(coll_comm *c)
 {
+    comm_slots slots;
     int r;
 
     if ((r = comm_usable(c)) != 0)
         return r;
     if (c->size == 1)
         return 0;
-    r = comm_barrier(c, "barrier");
-    return r ? comm_fail(c, r, "%s", c->last_error) : 0;
+    if ((r = comm_exchange(c, "barrier", 0, 0, 0, NULL, 0, &slots)) == 0)
+        comm_slots_release(&slots);
+    return r;
 }
 
 int
@@ -216,8 +225,10 @@ coll_allreduce_fp16(coll_comm *c, const float *send, float *recv, size_t count,
 
     if ((r = comm_usable(c)) != 0)
         return r;
-    if (count && (send == NULL || recv == NULL))
-        return comm_fail(c, COLL_EINVAL, "allreduce_fp16: missing buffer");
+    if ((count && (send == NULL || recv == NULL)) ||
+        comm_oversized(count, sizeof(float), 1))
+        return comm_fail(c, COLL_EINVAL,
+                         "allreduce_fp16: missing buffer or count too large");
     if (dev_pointer(send) || dev_pointer(recv))
         return comm_fail(c, COLL_ENOTSUP,
                          "allreduce_fp16: GPU buffers are not compressed "

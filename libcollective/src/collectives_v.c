@@ -38,8 +38,12 @@ coll_allgatherv(coll_comm *c, const void *send, size_t count, void *recv,
                                            .count = count,
                                            .counts = counts,
                                            .dt = dt});
-    for (int i = 0; i < c->size; i++)
+    for (int i = 0; i < c->size; i++) {
+        if (comm_oversized(counts[i], es, 1) ||
+            comm_oversized(total + counts[i], es, 1))
+            return comm_fail(c, COLL_EINVAL, "allgatherv: counts too large");
         total += counts[i];
+    }
     if (total && (recv == NULL || (count && send == NULL)))
         return comm_fail(c, COLL_EINVAL, "allgatherv: missing buffer");
     if (c->size == 1) {
@@ -92,7 +96,8 @@ coll_alltoall(coll_comm *c, const void *send, void *recv, size_t count,
 
     if ((r = comm_usable(c)) != 0)
         return r;
-    if (es == 0 || (count && (send == NULL || recv == NULL)))
+    if (es == 0 || (count && (send == NULL || recv == NULL)) ||
+        comm_oversized(count, es, (size_t)c->size))
         return comm_fail(c, COLL_EINVAL, "alltoall: bad type or buffer");
     if (dev_pointer(send) || dev_pointer(recv))
         return comm_on_device(c, &(dev_op){.kind = DEV_ALLTOALL,

@@ -52,7 +52,23 @@ struct coll_comm {
     struct coll_timeline *timeline;
     int mark_cycles; /* HOROVOD_TIMELINE_MARK_CYCLES=1 */
     char last_error[512];
+    /* the comm's own reference, dropped by coll_finalize, and one for
+     * each request not yet waited for: a request waited for after
+     * coll_finalize still reads its comm (atomic: any thread) */
+    int refs;
 };
+
+/* 1 when `times` buffers of n elements of es bytes each are more than
+ * memory can hold: count * size wrapped (a small buffer was allocated,
+ * or the small path taken, for a huge count). */
+static inline int
+comm_oversized(size_t n, size_t es, size_t times)
+{
+    return es && times && n > (size_t)PTRDIFF_MAX / es / times;
+}
+
+/* Drops one reference to c (comm.h's refs); the last frees it. */
+void comm_release(coll_comm *c);
 
 /* Sets c->last_error and returns code (marking the comm dead when the
  * transport failed). */

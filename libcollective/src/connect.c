@@ -1,6 +1,7 @@
 /* Joining the job's transport: hvdd's store and the world transport
  * (shared memory when every rank is on this host, else the TCP ring, or
  * Gloo with COLL_TRANSPORT=gloo). */
+#include <limits.h>
 #include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -66,7 +67,10 @@ comm_prefix_restart(void)
 int
 comm_timeout_ms(void)
 {
-    return (int)(comm_env_long("HOROVOD_GLOO_TIMEOUT_SECONDS", 30) * 1000);
+    long s = comm_env_long("HOROVOD_GLOO_TIMEOUT_SECONDS", 30);
+
+    /* (past INT_MAX ms it wrapped: 2147484 s was -2147483, at once) */
+    return (int)(s < INT_MAX / 1000 ? s * 1000 : INT_MAX / 1000 * 1000);
 }
 
 /* The most ranks alltoall(v) takes the TCP streams for, Gloo beyond:

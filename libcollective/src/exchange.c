@@ -12,9 +12,23 @@
 #include "comm.h"
 #include "timeline_events.h"
 
+/* which: the collective, as a hash of its name (an allreduce and an
+ * allgather of the same count and type otherwise agreed, and both went
+ * on with the other's data) */
 typedef struct slot_header {
     int64_t a, b, d;
+    uint64_t which;
 } slot_header;
+
+static uint64_t
+name_hash(const char *s)
+{
+    uint64_t h = 1469598103934665603ULL;
+
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+    return h;
+}
 
 const char *
 comm_slot_data(const comm_slots *slots, int rank)
@@ -42,7 +56,7 @@ comm_exchange_cap(coll_comm *c, const char *what, int64_t a, int64_t b,
                   int64_t d, const void *data, size_t bytes, size_t cap,
                   comm_slots *slots)
 {
-    slot_header mine = {a, b, d}, theirs;
+    slot_header mine = {a, b, d, name_hash(what)}, theirs;
     size_t stride = sizeof(slot_header) + (cap + 7) / 8 * 8;
     char *all = calloc((size_t)c->size, stride), *own;
     int r;
@@ -70,6 +84,10 @@ comm_exchange_cap(coll_comm *c, const char *what, int64_t a, int64_t b,
         if (memcmp(&theirs, &mine, sizeof(mine)) != 0) {
             free(all);
             comm_tl_call_negotiated(c, what, 0, slots, a, b);
+            if (theirs.which != mine.which)
+                return comm_fail(c, COLL_EMISMATCH,
+                                 "%s: rank %d called another collective", what,
+                                 i);
             return comm_fail(c, COLL_EMISMATCH,
                              "%s: ranks disagree on count, type or op/root "
                              "(this rank: %lld, %lld, %lld; rank %d: %lld, "

@@ -1,5 +1,6 @@
 #include "fusion.h"
 
+#include <math.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -628,7 +629,7 @@ env_double(const char *name, double dflt)
     if (v == NULL || *v == '\0')
         return dflt;
     d = strtod(v, &end);
-    return *end || d < 0 ? dflt : d;
+    return *end || !isfinite(d) || d < 0 ? dflt : d;
 }
 
 /* What start made, in the order it made it; f may be half made. */
@@ -700,10 +701,13 @@ start(coll_comm *c)
     f->rank = c->rank;
     f->size = c->size;
     f->comm = c;
-    f->cycle_ms = env_double("HOROVOD_CYCLE_TIME", 1);
+    /* bounds far beyond any use, so that the conversions below are
+     * defined: a minute a cycle, a TiB a fused buffer */
+    f->cycle_ms = fmin(env_double("HOROVOD_CYCLE_TIME", 1), 60000);
     f->timeout_s = comm_timeout_ms() / 1000.0;
     f->expire_s = f->timeout_s;
-    f->threshold = (size_t)env_double("HOROVOD_FUSION_THRESHOLD", 64 << 20);
+    f->threshold =
+        (size_t)fmin(env_double("HOROVOD_FUSION_THRESHOLD", 64 << 20), 0x1p40);
     snprintf(f->dev_key, sizeof(f->dev_key), "%s-fusion", c->prefix);
     if (f->threshold < 1024)
         f->threshold = 1024;

@@ -113,6 +113,7 @@ coll_init(coll_comm **out)
     *out = NULL;
     if ((c = calloc(1, sizeof(*c))) == NULL)
         return COLL_ENOMEM;
+    c->refs = 1;
     /* Without local/cross variables a job is one host. */
     c->local_size = c->cross_size = -1;
     if ((r = read_identity(c)) != 0) {
@@ -131,12 +132,19 @@ coll_init(coll_comm **out)
     return 0;
 }
 
+void
+comm_release(coll_comm *c)
+{
+    if (__atomic_sub_fetch(&c->refs, 1, __ATOMIC_ACQ_REL) == 0)
+        free(c);
+}
+
 int
 coll_finalize(coll_comm *c)
 {
     if (c == NULL)
         return 0;
     comm_disconnect(c);
-    free(c);
+    comm_release(c); /* (the requests still out keep it for coll_wait) */
     return 0;
 }

@@ -3,7 +3,7 @@
  * usage: coll_check [all | wide | alltoall | mismatch | unmatched | die RANK |
  *                    die-at-start RANK | die-streaming RANK |
  *                    die-alltoall RANK | stall-streaming RANK | stream |
- *                    join | hold SECONDS | reducescatter COUNT]
+ *                    join | hold SECONDS | reducescatter COUNT | misuse]
  * Prints "rank R: N checks passed" or the first failure (exit 1).
  * Built with COLL_CHECK_GPU (coll_check_gpu), every buffer is in GPU
  * memory (gpu_shim.h); then also: coll_check_gpu count | mixed. */
@@ -751,6 +751,84 @@ run_wide(coll_comm *c)
     return 0;
 }
 
+/* Arguments every rank gets wrong the same way: COLL_EINVAL on each, and
+ * the comm still in step after. A NULL buffer with counts (alltoallv
+ * crashed) and counts whose bytes wrap (a small buffer, or the small
+ * path, for a huge count). Then a request waited for after coll_finalize
+ * (it read the freed comm). Finalizes c. */
+static int
+run_misuse(coll_comm *c)
+{
+    size_t n = (size_t)coll_size(c), one[64], huge[64], big = SIZE_MAX / 4 + 1;
+    float x[64] = {0}, y[64];
+    coll_request *q;
+    int bad = 0, r;
+
+    for (size_t i = 0; i < n; i++)
+        one[i] = 1, huge[i] = big;
+#define EXPECT_EINVAL(call)                                                    \
+    do {                                                                       \
+        int e_ = (call);                                                       \
+        if (e_ != COLL_EINVAL) {                                               \
+            printf("rank %d: %s gave %s\n", coll_rank(c), #call,               \
+                   coll_strerror(e_));                                         \
+            bad = 1;                                                           \
+        }                                                                      \
+    } while (0)
+    EXPECT_EINVAL(coll_alltoallv(c, NULL, one, y, one, COLL_DT_F32));
+    EXPECT_EINVAL(coll_alltoallv(c, x, one, NULL, one, COLL_DT_F32));
+    EXPECT_EINVAL(coll_alltoallv(c, x, huge, y, one, COLL_DT_F32));
+    EXPECT_EINVAL(coll_allreduce(c, x, y, big, COLL_DT_F32, COLL_OP_SUM));
+    EXPECT_EINVAL(coll_reducescatter(c, x, y, big, COLL_DT_F32, COLL_OP_SUM));
+    EXPECT_EINVAL(coll_allreduce_fp16(c, x, y, SIZE_MAX / 2 + 1, COLL_OP_SUM));
+    EXPECT_EINVAL(coll_broadcast(c, x, big, COLL_DT_F32, 0));
+    EXPECT_EINVAL(coll_allgather(c, x, y, SIZE_MAX / 4 / n + 1, COLL_DT_F32));
+    EXPECT_EINVAL(coll_alltoall(c, x, y, SIZE_MAX / 4 / n + 1, COLL_DT_F32));
+    EXPECT_EINVAL(coll_allgatherv(c, x, big, y, huge, COLL_DT_F32));
+    EXPECT_EINVAL(coll_allreduce_async(c, "huge", x, y, big, COLL_DT_F32,
+                                       COLL_OP_SUM, &q));
+#undef EXPECT_EINVAL
+    /* a root only rank 1 gets wrong: it returns COLL_EINVAL alone, and
+     * its next call (a barrier) meets the others' broadcast check, which
+     * fails on every rank instead of passing (a barrier took it) */
+    if (n > 1) {
+        int root = coll_rank(c) == 1 ? 99 : 0;
+        int rb = coll_broadcast(c, x, 4, COLL_DT_F32, root);
+        if (coll_rank(c) == 1)
+            rb = rb == COLL_EINVAL ? coll_barrier(c) : -1000 + rb;
+        if (rb != COLL_EMISMATCH) {
+            printf("rank %d: a bad root on rank 1 alone: %s\n", coll_rank(c),
+                   coll_strerror(rb));
+            bad = 1;
+        }
+    }
+    /* still in step: a sum every rank checks */
+    for (size_t i = 0; i < 8; i++)
+        x[i] = (float)(coll_rank(c) + 1);
+    if ((r = coll_allreduce(c, x, y, 8, COLL_DT_F32, COLL_OP_SUM)) != 0 ||
+        y[7] != (float)(n * (n + 1) / 2)) {
+        printf("rank %d: allreduce after misuse: %s, %g\n", coll_rank(c),
+               coll_strerror(r), y[7]);
+        bad = 1;
+    }
+    if ((r = coll_allreduce_async(c, "late", x, y, 8, COLL_DT_F32, COLL_OP_SUM,
+                                  &q)) != 0) {
+        printf("rank %d: allreduce_async: %s\n", coll_rank(c),
+               coll_strerror(r));
+        coll_finalize(c);
+        return 1;
+    }
+    coll_finalize(c);
+    r = coll_wait(q); /* done before, or dead with its comm */
+    if (r != 0 && r != COLL_EDEAD) {
+        printf("rank ?: wait after finalize: %s\n", coll_strerror(r));
+        bad = 1;
+    }
+    if (!bad)
+        printf("misuse passed (wait after finalize: %s)\n", coll_strerror(r));
+    return bad;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -819,6 +897,17 @@ main(int argc, char **argv)
         int r2 = coll_alltoallv(c, x, sc, x, rc, COLL_DT_F32);
         printf("rank %d: alltoallv: %s\n", coll_rank(c), coll_strerror(r2));
         r |= r2 == COLL_EMISMATCH ? 0 : 1;
+        /* another collective with the same count and type: both went on
+         * with the other's data */
+        static float gathered[8 * 64];
+        int r3 = coll_rank(c) == 0
+                     ? coll_allreduce(c, x, x, 8, COLL_DT_F32, COLL_OP_SUM)
+                     : coll_allgather(c, x, gathered, 8, COLL_DT_F32);
+        printf("rank %d: kinds: %s\n", coll_rank(c), coll_strerror(r3));
+        r |= r3 == COLL_EMISMATCH ? 0 : 1;
+    } else if (strcmp(mode, "misuse") == 0) {
+        r = run_misuse(c);
+        c = NULL; /* (finalized there) */
     } else if (strcmp(mode, "hang") == 0) {
         /* rank 1 stops (as a hung process would): its heartbeats stop */
         if (coll_rank(c) == 1)

@@ -118,6 +118,19 @@ check "small against large count: reported on every rank" \
     [ "$(grep -c 'small/large: ranks called the operation with different arguments' "$TMP/out")" -eq 3 ]
 check "alltoallv count mismatch: reported on every rank" \
     [ "$(grep -c 'alltoallv: ranks called the operation with different arguments' "$TMP/out")" -eq 3 ]
+check "allreduce against allgather: reported on every rank" \
+    [ "$(grep -c 'kinds: ranks called the operation with different arguments' "$TMP/out")" -eq 3 ]
+
+# the same wrong arguments on every rank (NULL buffers with counts, counts
+# whose bytes wrap): COLL_EINVAL each, the comm still in step; a request
+# waited for after coll_finalize (an ASan build catches a read of the
+# freed comm)
+for np in 1 3; do
+    hvd -np $np "$CHECK" misuse
+    check "misuse on $np ranks: COLL_EINVAL everywhere, still in step" \
+        [ "$RC" -eq 0 -a "$(grep -c 'misuse passed' "$TMP/out")" -eq $np ]
+    [ "$RC" -eq 0 ] || sed 's/^/  | /' "$TMP/out" "$TMP/err" | head -8
+done
 
 timed_hvd --kill-grace 20 -np 3 "$CHECK" die 1
 check "dead peer: hvdrun reports rank 1's signal" grep -q "rank 1 on localhost was killed by signal 9" "$TMP/err"
