@@ -14,19 +14,23 @@
 
 /* which: the collective, as a hash of its name (an allreduce and an
  * allgather of the same count and type otherwise agreed, and both went
- * on with the other's data) */
+ * on with the other's data); b, a type, takes half of the 8 bytes, so
+ * that the header stays 24 */
 typedef struct slot_header {
-    int64_t a, b, d;
-    uint64_t which;
+    int64_t a;
+    int32_t b;
+    uint32_t which;
+    int64_t d;
 } slot_header;
+_Static_assert(sizeof(slot_header) == 24, "no padding, compared whole");
 
-static uint64_t
+static uint32_t
 name_hash(const char *s)
 {
-    uint64_t h = 1469598103934665603ULL;
+    uint32_t h = 2166136261u;
 
     for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+        h = (h ^ (unsigned char)*s) * 16777619u;
     return h;
 }
 
@@ -56,7 +60,7 @@ comm_exchange_cap(coll_comm *c, const char *what, int64_t a, int64_t b,
                   int64_t d, const void *data, size_t bytes, size_t cap,
                   comm_slots *slots)
 {
-    slot_header mine = {a, b, d, name_hash(what)}, theirs;
+    slot_header mine = {a, (int32_t)b, name_hash(what), d}, theirs;
     size_t stride = sizeof(slot_header) + (cap + 7) / 8 * 8;
     char *all = calloc((size_t)c->size, stride), *own;
     int r;
