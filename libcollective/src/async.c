@@ -13,11 +13,7 @@
 static uint64_t
 name_id(const char *name)
 {
-    uint64_t h = 1469598103934665603ULL;
-
-    for (; *name; name++)
-        h = (h ^ (unsigned char)*name) * 1099511628211ULL;
-    return h >> 1;
+    return comm_name_hash(name) >> 1;
 }
 
 /* Checks the arguments (an allreduce's op and a broadcast's root too),

@@ -211,6 +211,9 @@ typedef struct {
 int comm_barrier(coll_comm *c, const char *what);
 int comm_exchange(coll_comm *c, const char *what, int64_t a, int64_t b,
                   int64_t d, const void *data, size_t bytes, comm_slots *slots);
+/* FNV-1a of a name: the same on every rank (requests' ids, the argument
+ * check's collective, the timeline's tensors). */
+uint64_t comm_name_hash(const char *s);
 int comm_exchange_cap(coll_comm *c, const char *what, int64_t a, int64_t b,
                       int64_t d, const void *data, size_t bytes, size_t cap,
                       comm_slots *slots);

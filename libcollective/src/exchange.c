@@ -24,13 +24,13 @@ typedef struct slot_header {
 } slot_header;
 _Static_assert(sizeof(slot_header) == 24, "no padding, compared whole");
 
-static uint32_t
-name_hash(const char *s)
+uint64_t
+comm_name_hash(const char *s)
 {
-    uint32_t h = 2166136261u;
+    uint64_t h = 1469598103934665603ULL; /* FNV-1a */
 
     for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 16777619u;
+        h = (h ^ (unsigned char)*s) * 1099511628211ULL;
     return h;
 }
 
@@ -60,7 +60,8 @@ comm_exchange_cap(coll_comm *c, const char *what, int64_t a, int64_t b,
                   int64_t d, const void *data, size_t bytes, size_t cap,
                   comm_slots *slots)
 {
-    slot_header mine = {a, (int32_t)b, name_hash(what), d}, theirs;
+    slot_header mine = {a, (int32_t)b, (uint32_t)comm_name_hash(what), d},
+                theirs;
     size_t stride = sizeof(slot_header) + (cap + 7) / 8 * 8;
     char *all = calloc((size_t)c->size, stride), *own;
     int r;
