@@ -247,9 +247,15 @@ hvdd_client_get(hvdd_client *c, const char *scope, const char *key, int wait_ms,
 
     if (r)
         return r;
-    if (wait_ms > 0)
-        snprintf(query, sizeof(query), "?wait=%d", wait_ms);
-    r = call(c, "GET", path, query, NULL, 0, wait_ms + 30000L, &b);
+    /* hvdd holds a request at most HVDD_WAIT_MAX_MS (it refuses more
+     * with 400): a longer wait is several, as long as the key is missing */
+    do {
+        int now = wait_ms < HVDD_WAIT_MAX_MS ? wait_ms : HVDD_WAIT_MAX_MS;
+        if (now > 0)
+            snprintf(query, sizeof(query), "?wait=%d", now);
+        r = call(c, "GET", path, query, NULL, 0, now + 30000L, &b);
+        wait_ms -= now;
+    } while (r == HVDD_ENOTFOUND && wait_ms > 0);
     if (r == 0) {
         *data = b.p ? b.p : strdup("");
         *len = b.len;

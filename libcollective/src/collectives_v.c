@@ -31,6 +31,13 @@ coll_allgatherv(coll_comm *c, const void *send, size_t count, void *recv,
     if (es == 0 || counts == NULL || counts[c->rank] != count)
         return comm_fail(c, COLL_EINVAL,
                          "allgatherv: bad type, or count != counts[rank]");
+    /* (before the device path too: its own check sums the counts) */
+    for (int i = 0; i < c->size; i++) {
+        if (comm_oversized(counts[i], es, 1) ||
+            comm_oversized(total + counts[i], es, 1))
+            return comm_fail(c, COLL_EINVAL, "allgatherv: counts too large");
+        total += counts[i];
+    }
     if (dev_pointer(send) || dev_pointer(recv))
         return comm_on_device(c, &(dev_op){.kind = DEV_ALLGATHERV,
                                            .send = send,
@@ -38,12 +45,6 @@ coll_allgatherv(coll_comm *c, const void *send, size_t count, void *recv,
                                            .count = count,
                                            .counts = counts,
                                            .dt = dt});
-    for (int i = 0; i < c->size; i++) {
-        if (comm_oversized(counts[i], es, 1) ||
-            comm_oversized(total + counts[i], es, 1))
-            return comm_fail(c, COLL_EINVAL, "allgatherv: counts too large");
-        total += counts[i];
-    }
     if (total && (recv == NULL || (count && send == NULL)))
         return comm_fail(c, COLL_EINVAL, "allgatherv: missing buffer");
     if (c->size == 1) {

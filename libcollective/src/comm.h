@@ -54,7 +54,8 @@ struct coll_comm {
     char last_error[512];
     /* the comm's own reference, dropped by coll_finalize, and one for
      * each request not yet waited for: a request waited for after
-     * coll_finalize still reads its comm (atomic: any thread) */
+     * coll_finalize still reads its comm (atomic; a coll_wait on one
+     * thread while another finalizes is still not supported) */
     int refs;
 };
 

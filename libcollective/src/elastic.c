@@ -4,6 +4,7 @@
  * transport made again under a prefix of the new round. Survivors learn
  * their identity by rejoining hvdd; new workers read theirs from the
  * environment hvdrun gave them, with HOROVOD_ELASTIC_ROUND. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -30,9 +31,9 @@ elastic_timeout_ms(void)
     char *end;
     double s = v && *v ? strtod(v, &end) : 600;
 
-    if (v && *v && (*end || s < 0))
+    if (v && *v && (*end || !isfinite(s) || s < 0))
         s = 600;
-    return (long)(s * 1000) + 5000;
+    return (long)(fmin(s, 1e9) * 1000) + 5000; /* (a bound: defined) */
 }
 
 static void

@@ -145,6 +145,10 @@ coll_finalize(coll_comm *c)
     if (c == NULL)
         return 0;
     comm_disconnect(c);
-    comm_release(c); /* (the requests still out keep it for coll_wait) */
+    /* (the requests still out keep it for coll_wait: any other call on it
+     * is refused, not run on the transports just freed) */
+    c->dead = 1;
+    snprintf(c->last_error, sizeof(c->last_error), "coll_finalize was called");
+    comm_release(c);
     return 0;
 }

@@ -819,6 +819,12 @@ run_misuse(coll_comm *c)
         return 1;
     }
     coll_finalize(c);
+    /* the request keeps the comm's memory: a call on it is refused (it
+     * ran on the freed transports) */
+    if ((r = coll_barrier(c)) != COLL_EDEAD) {
+        printf("rank ?: barrier after finalize: %s\n", coll_strerror(r));
+        bad = 1;
+    }
     r = coll_wait(q); /* done before, or dead with its comm */
     if (r != 0 && r != COLL_EDEAD) {
         printf("rank ?: wait after finalize: %s\n", coll_strerror(r));

@@ -57,8 +57,10 @@ const char *hvdd_strerror(int code);
 int hvdd_client_put(hvdd_client *c, const char *scope, const char *key,
                     const void *data, size_t len);
 /* Gets a value; with wait_ms > 0 hvdd holds the request until the key
- * exists or the wait passes (then HVDD_ENOTFOUND). *data is malloc'd and
- * NUL-terminated past *len; the caller frees it. */
+ * exists or the wait passes (then HVDD_ENOTFOUND), a wait longer than
+ * hvdd's longest (HVDD_WAIT_MAX_MS) in several requests. *data is
+ * malloc'd and NUL-terminated past *len; the caller frees it. */
+#define HVDD_WAIT_MAX_MS 120000
 int hvdd_client_get(hvdd_client *c, const char *scope, const char *key,
                     int wait_ms, char **data, size_t *len);
 int hvdd_client_delete(hvdd_client *c, const char *scope, const char *key);

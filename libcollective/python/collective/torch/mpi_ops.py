@@ -108,6 +108,10 @@ def shutdown():
     if _State.comm is not None:
         lib.coll_finalize(_State.comm)
         _State.comm = None
+        # requests never synchronized: each is waited for now (it returns
+        # at once after finalize), which frees it and its hold on the comm
+        for request, *_ in _State.handles.values():
+            lib.coll_wait(request)
         _State.handles.clear()
 
 
