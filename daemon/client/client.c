@@ -247,10 +247,10 @@ hvdd_client_get(hvdd_client *c, const char *scope, const char *key, int wait_ms,
 
     if (r)
         return r;
-    /* hvdd holds a request at most HVDD_WAIT_MAX_MS (it refuses more
+    /* hvdd holds a request at most HVDD_MAX_WAIT_MS (it refuses more
      * with 400): a longer wait is several, as long as the key is missing */
     do {
-        int now = wait_ms < HVDD_WAIT_MAX_MS ? wait_ms : HVDD_WAIT_MAX_MS;
+        int now = wait_ms < HVDD_MAX_WAIT_MS ? wait_ms : HVDD_MAX_WAIT_MS;
         if (now > 0)
             snprintf(query, sizeof(query), "?wait=%d", now);
         r = call(c, "GET", path, query, NULL, 0, now + 30000L, &b);

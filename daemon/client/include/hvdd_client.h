@@ -8,6 +8,10 @@
 #include <jansson.h>
 #include <stddef.h>
 
+/* The longest hvdd holds one request (?wait=, a barrier, a registration):
+ * the server's bound, and what its clients ask again after. */
+#define HVDD_MAX_WAIT_MS 120000
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -58,9 +62,8 @@ int hvdd_client_put(hvdd_client *c, const char *scope, const char *key,
                     const void *data, size_t len);
 /* Gets a value; with wait_ms > 0 hvdd holds the request until the key
  * exists or the wait passes (then HVDD_ENOTFOUND), a wait longer than
- * hvdd's longest (HVDD_WAIT_MAX_MS) in several requests. *data is
+ * hvdd's longest (HVDD_MAX_WAIT_MS) in several requests. *data is
  * malloc'd and NUL-terminated past *len; the caller frees it. */
-#define HVDD_WAIT_MAX_MS 120000
 int hvdd_client_get(hvdd_client *c, const char *scope, const char *key,
                     int wait_ms, char **data, size_t *len);
 int hvdd_client_delete(hvdd_client *c, const char *scope, const char *key);

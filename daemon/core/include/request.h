@@ -6,12 +6,12 @@
 
 #include <stddef.h>
 
-#include "roster.h"
+#include "hvdd_client.h" /* HVDD_MAX_WAIT_MS, the clients' too */
 #include "kvstore.h"
+#include "roster.h"
 
 #define HVDD_TOKEN_HEX 64 /* a 256-bit token, hex */
 #define HVDD_MAX_BODY (KV_MAX_VALUE + 4096)
-#define HVDD_MAX_WAIT_MS 120000
 
 typedef struct hvdd_state {
     kvstore kv;
