@@ -62,14 +62,16 @@ take_missing(char **have, const char *s)
 static int
 merge_slots(cfg_host *have, const cfg_host *h, cfg_err *e)
 {
-    if (clash(have->user, h->user) ||
-        clash(have->identity_file, h->identity_file) ||
-        (have->ssh_port && h->ssh_port && have->ssh_port != h->ssh_port))
-        return cfg_fail(
-            e, CFG_EINVAL, "host '%s' given again with another %s", h->name,
-            clash(have->user, h->user)                     ? "user"
-            : clash(have->identity_file, h->identity_file) ? "identity file"
-                                                           : "SSH port");
+    const char *other =
+        clash(have->user, h->user)                     ? "user"
+        : clash(have->identity_file, h->identity_file) ? "identity file"
+        : have->ssh_port && h->ssh_port && have->ssh_port != h->ssh_port
+            ? "SSH port"
+            : NULL;
+
+    if (other)
+        return cfg_fail(e, CFG_EINVAL, "host '%s' given again with another %s",
+                        h->name, other);
     if ((long)have->slots + h->slots > CFG_MAX_SLOTS)
         return cfg_fail(e, CFG_ERANGE, "host '%s' has more than %d slots",
                         h->name, CFG_MAX_SLOTS);

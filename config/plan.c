@@ -37,7 +37,7 @@ ranks_per_host(const cfg_hostlist *hosts, long np, int *scale, int *maxlocal,
         return cfg_fail(e, CFG_ENOMEM, "out of memory");
     /* the most that can be placed: at a scale of np, a host without a
      * bound takes all np (its slots are at least 1) */
-    if ((placed = place(hosts, np, hi > lo ? hi : lo, n, maxlocal)) < np) {
+    if ((placed = place(hosts, np, hi, n, maxlocal)) < np) {
         free(n);
         return cfg_fail(e, CFG_ERANGE,
                         "-np %ld is more than the %ld ranks the hosts' "
@@ -99,7 +99,7 @@ cfg_plan_build(const cfg_hostlist *hosts, int np, cfg_plan *plan, cfg_err *e)
         return r;
     count_at_local = calloc(maxlocal + 1, sizeof(*count_at_local));
     plan->slots = calloc(np, sizeof(*plan->slots));
-    if (n == NULL || count_at_local == NULL || plan->slots == NULL) {
+    if (count_at_local == NULL || plan->slots == NULL) {
         r = cfg_fail(e, CFG_ENOMEM, "out of memory");
         cfg_plan_release(plan);
         goto out;

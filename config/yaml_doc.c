@@ -19,9 +19,16 @@ syntax_error(const yaml_parser_t *p, const char *file, cfg_err *e)
                     p->context ? " " : "", p->context ? p->context : "");
 }
 
-static int
-refuse(const yaml_event_t *ev, const char *file, cfg_err *e, const char *why)
+static int __attribute__((format(printf, 4, 5)))
+refuse(const yaml_event_t *ev, const char *file, cfg_err *e, const char *fmt,
+       ...)
 {
+    char why[200];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(why, sizeof(why), fmt, ap);
+    va_end(ap);
     return cfg_fail(e, CFG_EINVAL, "%s:%zu:%zu: %s", file,
                     ev->start_mark.line + 1, ev->start_mark.column + 1, why);
 }
@@ -56,9 +63,7 @@ check_events(const char *text, size_t len, const char *file, cfg_err *e)
         else if ((ev.type == YAML_SEQUENCE_START_EVENT ||
                   ev.type == YAML_MAPPING_START_EVENT) &&
                  ++depth > MAX_DEPTH)
-            r = cfg_fail(e, CFG_EINVAL, "%s:%zu:%zu: nested more than %d deep",
-                         file, ev.start_mark.line + 1, ev.start_mark.column + 1,
-                         MAX_DEPTH);
+            r = refuse(&ev, file, e, "nested more than %d deep", MAX_DEPTH);
         else if (ev.type == YAML_SEQUENCE_END_EVENT ||
                  ev.type == YAML_MAPPING_END_EVENT)
             depth--;

@@ -159,12 +159,12 @@ hvdd_handle(hvdd_state *st, const hvdd_request *rq, hvdd_response *rs)
                         HVDD_MAX_BODY);
         return;
     }
-    if (strcmp(rq->path, "/job") == 0 && strcmp(rq->method, "GET") != 0) {
-        hvdd_reply_text(rs, 405, "%s /job: the page is read with GET",
-                        rq->method);
-        return;
-    }
     if (strcmp(rq->path, "/job") == 0) {
+        if (strcmp(rq->method, "GET") != 0) {
+            hvdd_reply_text(rs, 405, "%s /job: the page is read with GET",
+                            rq->method);
+            return;
+        }
         /* the page holds no job data: its reads need the token */
         rs->status = 200;
         rs->content_type = "text/html; charset=utf-8";

@@ -1,6 +1,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "agent_brief.h"
+#include "hostfile.h"
 #include "plan.h"
 #include "unit.h"
 
@@ -27,6 +29,15 @@ build(const char *spec, int np)
 {
     ck_assert_int_eq(cfg_hostspec_parse(spec, &l, &e), 0);
     ck_assert_int_eq(cfg_plan_build(&l, np, &p, &e), 0);
+}
+
+/* The plan of np ranks on the hosts of a host file's text (read first):
+ * cfg_plan_build's result. */
+static int
+plan_of_file(const char *text, int np)
+{
+    ck_assert_int_eq(cfg_hostfile_parse(text, strlen(text), "h", &l, &e), 0);
+    return cfg_plan_build(&l, np, &p, &e);
 }
 
 /* rank: host, local_rank, local_size, cross_rank, cross_size */
@@ -96,16 +107,11 @@ START_TEST(np_above_slots_not_multiple)
 }
 END_TEST
 
-#include "hostfile.h"
-
 /* max_slots caps a host when -np is above the slots (OpenMPI's
  * oversubscription limit): the others take more */
 START_TEST(np_above_slots_keeps_max_slots)
 {
-    const char *text = "a slots=1 max_slots=1\nb slots=1\n";
-
-    ck_assert_int_eq(cfg_hostfile_parse(text, strlen(text), "h", &l, &e), 0);
-    ck_assert_int_eq(cfg_plan_build(&l, 4, &p, &e), 0);
+    ck_assert_int_eq(plan_of_file("a slots=1 max_slots=1\nb slots=1\n", 4), 0);
     ck_assert_int_eq(p.scale, 3);
     expect(0, 0, 0, 1, 0, 2);
     expect(3, 1, 2, 3, 0, 1);
@@ -114,10 +120,9 @@ END_TEST
 
 START_TEST(np_above_every_max_slots_is_error)
 {
-    const char *text = "a slots=1 max_slots=1\nb slots=1 max_slots=2\n";
-
-    ck_assert_int_eq(cfg_hostfile_parse(text, strlen(text), "h", &l, &e), 0);
-    ck_assert_int_eq(cfg_plan_build(&l, 4, &p, &e), CFG_ERANGE);
+    ck_assert_int_eq(
+        plan_of_file("a slots=1 max_slots=1\nb slots=1 max_slots=2\n", 4),
+        CFG_ERANGE);
     ck_assert_str_eq(
         e.msg, "-np 4 is more than the 3 ranks the hosts' max_slots allow");
     cfg_plan_release(&p);
@@ -126,14 +131,11 @@ START_TEST(np_above_every_max_slots_is_error)
 }
 END_TEST
 
-#include "agent_brief.h"
-
 /* an agent rebuilds the plan from its brief: it must be hvdrun's, the
  * ranks that max_slots moved included (without it, the agents ran 4 ranks
  * where hvdrun's plan, and hvdd's, had 2) */
 START_TEST(agents_brief_gives_the_same_plan)
 {
-    const char *text = "a slots=2 max_slots=2\nb slots=2\n";
     char *argv[] = {"true", NULL}, *line, err[200];
     hvdrun_brief out = {.host = 0,
                         .np = 6,
@@ -143,8 +145,7 @@ START_TEST(agents_brief_gives_the_same_plan)
                         .token = "t"},
                  in;
 
-    ck_assert_int_eq(cfg_hostfile_parse(text, strlen(text), "h", &l, &e), 0);
-    ck_assert_int_eq(cfg_plan_build(&l, 6, &p, &e), 0);
+    ck_assert_int_eq(plan_of_file("a slots=2 max_slots=2\nb slots=2\n", 6), 0);
     out.hosts = l;
     ck_assert_ptr_nonnull(line = hvdrun_brief_encode(&out));
     ck_assert_int_eq(hvdrun_brief_decode(line, &in, err, sizeof(err)), 0);
