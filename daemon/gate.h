@@ -25,7 +25,8 @@ void hvdd_gate_free(hvdd_gate *g);
  * counted until hvdd_gate_closed), 0 when a cap is reached (the caller
  * closes it). */
 int hvdd_gate_admit(hvdd_gate *g, int fd, const char *addr, double now);
-/* libmicrohttpd refused fd (and closed it): forget it. */
+/* fd never reached libmicrohttpd, or it refused fd (and closed it):
+ * forget it. */
 void hvdd_gate_drop(hvdd_gate *g, int fd);
 /* libmicrohttpd took fd: what to give hvdd_gate_closed when it is done
  * with it. */

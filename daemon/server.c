@@ -19,6 +19,7 @@
 #include "channel.h"
 #include "gate.h"
 #include "hmap.h"
+#include "http_lib.h"
 #include "hvd_clock.h"
 
 /* How long a connection has to send a request's headers, from its accept
@@ -27,8 +28,13 @@
 /* Descriptors hvdd keeps for itself beside its connections. */
 #define OWN_FDS 128
 
+/* libmicrohttpd, once loaded (http_lib.h): set before the first HTTP
+ * connection reaches it, and only such connections' code calls it. */
+static const hvdd_http_lib *http;
+
 struct hvdd_server {
-    struct MHD_Daemon *d;
+    struct MHD_Daemon *d; /* NULL until the first HTTP caller, or start */
+    unsigned conn_cap;    /* what the gate lets through, for MHD */
     hvdd_state *st;
     hvdd_server_opts o;
     pthread_mutex_t mu;
@@ -74,7 +80,7 @@ release_held(hvdd_server *s, conn *c)
     if (c->chan)
         hvdd_channel_released(c->chan, c);
     else if (c->mc)
-        MHD_resume_connection(c->mc);
+        http->resume_connection(c->mc);
 }
 
 static void
@@ -102,7 +108,7 @@ hold(hvdd_server *s, conn *c, const char *event, int wait_ms)
     hvdd_hmap_put(&s->by_event, c->event, c, NULL);
     /* Suspended under the same lock that guards every resume. */
     if (c->mc)
-        MHD_suspend_connection(c->mc);
+        http->suspend_connection(c->mc);
 }
 
 static void
@@ -179,7 +185,7 @@ release_gone(hvdd_server *s)
 static size_t
 unescape(void *cls, struct MHD_Connection *mc, char *s)
 {
-    size_t n = MHD_http_unescape(s);
+    size_t n = http->http_unescape(s);
 
     (void)cls;
     (void)mc;
@@ -225,7 +231,7 @@ static const char *
 peer_address(struct MHD_Connection *mc, char *host, size_t size)
 {
     const union MHD_ConnectionInfo *ci =
-        MHD_get_connection_info(mc, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+        http->get_connection_info(mc, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
     socklen_t len;
 
     if (ci == NULL || ci->client_addr == NULL)
@@ -256,7 +262,7 @@ peer_allowed(const hvdd_server *s, const char *h)
 static enum MHD_Result
 send_response(struct MHD_Connection *mc, hvdd_response *rs)
 {
-    struct MHD_Response *r = MHD_create_response_from_buffer(
+    struct MHD_Response *r = http->create_response_from_buffer(
         rs->len, rs->body ? rs->body : (void *)"",
         rs->body ? MHD_RESPMEM_MUST_FREE : MHD_RESPMEM_PERSISTENT);
     enum MHD_Result ok;
@@ -267,10 +273,10 @@ send_response(struct MHD_Connection *mc, hvdd_response *rs)
     }
     rs->body = NULL;
     if (rs->content_type)
-        MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
-                                rs->content_type);
-    ok = MHD_queue_response(mc, (unsigned)rs->status, r);
-    MHD_destroy_response(r);
+        http->add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
+                                  rs->content_type);
+    ok = http->queue_response(mc, (unsigned)rs->status, r);
+    http->destroy_response(r);
     return ok;
 }
 
@@ -278,7 +284,7 @@ static int
 conn_fd(struct MHD_Connection *mc)
 {
     const union MHD_ConnectionInfo *ci =
-        MHD_get_connection_info(mc, MHD_CONNECTION_INFO_CONNECTION_FD);
+        http->get_connection_info(mc, MHD_CONNECTION_INFO_CONNECTION_FD);
 
     return ci ? ci->connect_fd : -1;
 }
@@ -292,9 +298,10 @@ request_of(hvdd_server *s, struct MHD_Connection *mc, const conn *c,
     hvdd_request rq = {
         .method = method,
         .path = url,
-        .wait = MHD_lookup_connection_value(mc, MHD_GET_ARGUMENT_KIND, "wait"),
-        .auth = MHD_lookup_connection_value(mc, MHD_HEADER_KIND,
-                                            MHD_HTTP_HEADER_AUTHORIZATION),
+        .wait =
+            http->lookup_connection_value(mc, MHD_GET_ARGUMENT_KIND, "wait"),
+        .auth = http->lookup_connection_value(mc, MHD_HEADER_KIND,
+                                              MHD_HTTP_HEADER_AUTHORIZATION),
         .body = c->body,
         .body_len = c->too_big ? HVDD_MAX_BODY + 1 : c->len,
         .peer_allowed = peer_allowed(s, peer),
@@ -324,7 +331,7 @@ first_call(hvdd_server *s, struct MHD_Connection *mc, const char *url,
            const char *method, void **con_cls)
 {
     const char *cl =
-        MHD_lookup_connection_value(mc, MHD_HEADER_KIND, "Content-Length");
+        http->lookup_connection_value(mc, MHD_HEADER_KIND, "Content-Length");
     conn *c = calloc(1, sizeof(*c));
     char host[INET6_ADDRSTRLEN + 8];
     hvdd_response rs = {0};
@@ -577,11 +584,6 @@ out:
     return r;
 }
 
-/* Accepts here and hands connections to MHD. With MHD 0.9.75 in epoll
- * mode, measured here, connections went unserved: a burst of 256 new ones
- * left unread, and a third of 127 resumed long-polls never called back.
- * Poll mode with our own accept served every case, and 4096 clients in
- * 0.4 s (tests/bench/rendezvous), so that is what runs. */
 /* Out of descriptors: the spare one makes room to accept the next
  * caller and drop it, so that the backlog drains and accept does not
  * spin on EMFILE; then a pause. */
@@ -610,6 +612,56 @@ address_of(const struct sockaddr_storage *ss, socklen_t len, char *host,
     return strncmp(host, "::ffff:", 7) == 0 ? host + 7 : host;
 }
 
+/* libmicrohttpd's thread, fed by the acceptor. Limits set on purpose:
+ * MHD's defaults (1020 connections, no idle timeout, 32 KiB a connection)
+ * break a rendezvous of thousands. The gate keeps MHD below its own
+ * limit, at which 0.9.75 deadlocked (its thread waited on a lock it held,
+ * and SIGTERM no longer worked). 0, or -1 with err. */
+static int
+http_start(hvdd_server *s, char *err, size_t errlen)
+{
+    unsigned flags = MHD_USE_POLL_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME |
+                     MHD_USE_NO_LISTEN_SOCKET | MHD_USE_ITC;
+
+    if ((http = hvdd_http_lib_load(err, errlen)) == NULL)
+        return -1;
+    s->d = http->start_daemon(
+        flags, 0, NULL, NULL, handler, s, MHD_OPTION_CONNECTION_LIMIT,
+        s->conn_cap + 64, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)130,
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)8192,
+        MHD_OPTION_UNESCAPE_CALLBACK, unescape, NULL,
+        MHD_OPTION_NOTIFY_COMPLETED, completed, s, MHD_OPTION_NOTIFY_CONNECTION,
+        connection_event, s, MHD_OPTION_END);
+    if (s->d == NULL) {
+        snprintf(err, errlen, "cannot start the HTTP server: %s",
+                 strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+/* The acceptor's start of the HTTP server, at the first caller: 1, or 0
+ * with the job aborted (its workers could never reach the store). */
+static int
+http_start_or_abort(hvdd_server *s)
+{
+    char err[400], reason[440];
+
+    if (http_start(s, err, sizeof(err)) == 0)
+        return 1;
+    snprintf(reason, sizeof(reason), "hvdd cannot serve HTTP: %s", err);
+    pthread_mutex_lock(&s->mu);
+    hvdd_roster_abort(&s->st->roster, reason);
+    check_abort(s);
+    pthread_mutex_unlock(&s->mu);
+    return 0;
+}
+
+/* Accepts here and hands connections to MHD. With MHD 0.9.75 in epoll
+ * mode, measured here, connections went unserved: a burst of 256 new ones
+ * left unread, and a third of 127 resumed long-polls never called back.
+ * Poll mode with our own accept served every case, and 4096 clients in
+ * 0.4 s (tests/bench/rendezvous), so that is what runs. */
 static void *
 accept_main(void *arg)
 {
@@ -636,8 +688,13 @@ accept_main(void *arg)
             close(fd); /* over a cap: it never reaches MHD */
             continue;
         }
+        if (s->d == NULL && !http_start_or_abort(s)) {
+            hvdd_gate_drop(s->gate, fd);
+            close(fd);
+            continue;
+        }
         /* on failure MHD has closed fd already */
-        if (MHD_add_connection(s->d, fd, (struct sockaddr *)&ss, len) !=
+        if (http->add_connection(s->d, fd, (struct sockaddr *)&ss, len) !=
             MHD_YES)
             hvdd_gate_drop(s->gate, fd);
     }
@@ -648,9 +705,7 @@ hvdd_server_start(hvdd_state *st, const hvdd_server_opts *o, int *port,
                   char *err, size_t errlen)
 {
     hvdd_server *s = calloc(1, sizeof(*s));
-    unsigned flags = MHD_USE_POLL_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME |
-                     MHD_USE_NO_LISTEN_SOCKET | MHD_USE_ITC;
-    unsigned cap, per_addr;
+    unsigned per_addr;
     int limit;
 
     if (s == NULL) {
@@ -667,31 +722,20 @@ hvdd_server_start(hvdd_state *st, const hvdd_server_opts *o, int *port,
     if ((s->listen_fd = open_listener(o, port, err, errlen)) < 0)
         goto fail;
     limit = fd_limit(o->max_conns);
-    cap = connection_cap(limit, o->max_conns);
+    s->conn_cap = connection_cap(limit, o->max_conns);
     /* one address never takes more than half: the others keep room */
-    per_addr = o->per_addr < cap / 2 ? o->per_addr : cap / 2 ? cap / 2 : 1;
-    if ((s->gate = hvdd_gate_new(cap, per_addr, HEADER_SECONDS, limit)) ==
-        NULL) {
+    per_addr = o->per_addr < s->conn_cap / 2 ? o->per_addr
+               : s->conn_cap / 2             ? s->conn_cap / 2
+                                             : 1;
+    if ((s->gate = hvdd_gate_new(s->conn_cap, per_addr, HEADER_SECONDS,
+                                 limit)) == NULL) {
         snprintf(err, errlen, "out of memory");
         goto fail;
     }
-    /* Limits set on purpose: MHD's defaults (1020 connections, no idle
-     * timeout, 32 KiB a connection) break a rendezvous of thousands.
-     * The gate keeps MHD below its own limit, at which 0.9.75 deadlocked
-     * (its thread waited on a lock it held, and SIGTERM no longer
-     * worked). */
-    s->d = MHD_start_daemon(
-        flags, 0, NULL, NULL, handler, s, MHD_OPTION_CONNECTION_LIMIT, cap + 64,
-        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)130,
-        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)8192,
-        MHD_OPTION_UNESCAPE_CALLBACK, unescape, NULL,
-        MHD_OPTION_NOTIFY_COMPLETED, completed, s, MHD_OPTION_NOTIFY_CONNECTION,
-        connection_event, s, MHD_OPTION_END);
-    if (s->d == NULL) {
-        snprintf(err, errlen, "cannot start the HTTP server: %s",
-                 strerror(errno));
+    /* started by hand (no launcher's socket): a library that cannot
+     * load is said at once; a launcher's hvdd waits for its workers */
+    if (o->listen_fd < 0 && http_start(s, err, errlen) != 0)
         goto fail;
-    }
     if (pthread_create(&s->timer, NULL, timer_main, s) != 0 ||
         (s->timer_started = 1,
          pthread_create(&s->acceptor, NULL, accept_main, s) != 0)) {
@@ -735,7 +779,7 @@ hvdd_server_stop(hvdd_server *s)
         struct timespec ts = {0, 100 * 1000 * 1000};
         if (had_held)
             nanosleep(&ts, NULL);
-        MHD_stop_daemon(s->d);
+        http->stop_daemon(s->d);
     }
     hvdd_gate_free(s->gate);
     if (s->spare_fd >= 0)

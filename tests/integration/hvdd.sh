@@ -181,6 +181,24 @@ check "heartbeat: exit 70" [ "$RC" -eq 70 ]
 check "heartbeat: names rank and host" grep -q "job stopped: rank 1 on host 'localhost' (pid [0-9]*) sent no heartbeat" "$TMP/err"
 check "heartbeat: no worker left" wait_gone 3
 
+# a launched hvdd loads libmicrohttpd (and the TLS libraries it brings)
+# at its first HTTP caller, not at its start (daemon/http_lib.h)
+hvd -np 1 bash -c 'h=$(pgrep -P $PPID -x hvdd); m() { echo "$1 $(grep -c libmicrohttpd /proc/$h/maps)"; }; m before; curl -s -o /dev/null "http://$HOROVOD_GLOO_RENDEZVOUS_ADDR:$HOROVOD_GLOO_RENDEZVOUS_PORT/global/0"; m after'
+check "lazy HTTP: not loaded before the first caller" grep -qx '\[0\]<stdout>:before 0' "$TMP/out"
+check "lazy HTTP: loaded for it" grep -qE '^\[0\]<stdout>:after [1-9]' "$TMP/out"
+# a library that cannot load: the job stops, saying so, and a standalone
+# hvdd refuses to start
+SONAME=$(grep -ao 'libmicrohttpd\.so\.[0-9]*' "$HVDD" | head -1)
+mkdir -p "$TMP/badlib" && echo "not a library" >"$TMP/badlib/$SONAME"
+LD_LIBRARY_PATH=$TMP/badlib timed_hvd -np 2 bash -c "curl -s -m 30 -o /dev/null http://\$HOROVOD_GLOO_RENDEZVOUS_ADDR:\$HOROVOD_GLOO_RENDEZVOUS_PORT/global/0; exec -a sleep-$MARK sleep 300"
+check "HTTP library broken: exit 70 ($TOOK ms)" [ "$RC" -eq 70 -a "$TOOK" -lt 20000 ]
+check "HTTP library broken: reason shown" grep -q "hvdrun: job stopped: hvdd cannot serve HTTP: cannot load $SONAME" "$TMP/err"
+check "HTTP library broken: no worker left" wait_gone 3
+LD_LIBRARY_PATH=$TMP/badlib timeout 10 "$HVDD" --foreground --listen 127.0.0.1:0 --token-file "$TMP/token" --size 1 --hosts localhost:1 >"$TMP/bad.out" 2>"$TMP/bad.err"
+RC=$?
+check "HTTP library broken, standalone: refuses to start (exit $RC)" [ "$RC" -ne 0 -a "$RC" -ne 124 ]
+check "HTTP library broken, standalone: says why" grep -q "cannot load $SONAME" "$TMP/bad.err"
+
 # hvdd dying ends the job clearly
 hvd -np 2 bash -c "if [ \$HOROVOD_RANK = 0 ]; then sleep 0.3; pkill -KILL -P \$PPID -x hvdd; fi; exec -a sleep-$MARK sleep 300"
 check "hvdd killed: exit 70" [ "$RC" -eq 70 ]
