@@ -1,13 +1,15 @@
-/* Loads libmicrohttpd by the soname the build found (HVDD_MHD_SONAME,
- * from the library pkg-config names) and looks up each function. */
+/* Loads libmicrohttpd by the soname of the library the build found
+ * (HVDD_MHD_SONAME), or from the folder it found it in when that is
+ * outside the system's own (HVDD_MHD_FOUND_AT), and looks up each
+ * function. */
 #include "http_lib.h"
 
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
 
-#ifndef HVDD_MHD_SONAME
-#error "HVDD_MHD_SONAME: the build names libmicrohttpd's soname"
+#if !defined(HVDD_MHD_SONAME) || !defined(HVDD_MHD_FOUND_AT)
+#error "the build names libmicrohttpd's soname and where it found it"
 #endif
 
 static hvdd_http_lib lib;
@@ -33,7 +35,11 @@ load_once(void)
     if (h == NULL) {
         snprintf(why, sizeof(why), "cannot load %s: %s", HVDD_MHD_SONAME,
                  dlerror());
-        return;
+        /* where the build found it, when that is not where the system
+         * looks (empty otherwise) */
+        if (HVDD_MHD_FOUND_AT[0] == '\0' ||
+            (h = dlopen(HVDD_MHD_FOUND_AT, RTLD_NOW | RTLD_LOCAL)) == NULL)
+            return;
     }
     FIND(start_daemon, "MHD_start_daemon");
     FIND(stop_daemon, "MHD_stop_daemon");

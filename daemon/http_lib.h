@@ -1,13 +1,13 @@
 /* libmicrohttpd's functions that hvdd calls, loaded when it first needs
  * them rather than when hvdd starts. Debian's libmicrohttpd is built for
- * HTTPS, which hvdd never serves, and brings gnutls with p11-kit, nettle,
- * gmp, libtasn1 and idn2: their relocations and constructors took 1.1 ms
- * of the 1.7 ms of CPU that hvdd's start cost (perf stat -r 300 of an
- * empty main linked with each). In a job hvdrun started, only the
- * workers speak HTTP to hvdd (hvdrun and its agents use the channel),
- * later or never (a job of `true`), so that hvdd loads the library at
- * the first HTTP caller; one started by hand, at its start. Private to
- * daemon/. */
+ * HTTPS, which hvdd never serves, and brings gnutls and the eight
+ * libraries gnutls needs: their relocations and constructors were 1.2 of
+ * the 1.7 ms of CPU of hvdd's start (perf stat -r 200 of hvdd --help:
+ * 1.69 ms linked, 0.49 loading it later). In a job hvdrun started, only
+ * the workers speak HTTP to hvdd (hvdrun and its agents use the
+ * channel), later or never (a job of `true`), so an hvdd given its
+ * listening socket (--listen-fd) loads the library at the first HTTP
+ * caller; any other, at its start. Private to daemon/. */
 #ifndef HVDD_HTTP_LIB_H
 #define HVDD_HTTP_LIB_H
 

@@ -196,7 +196,7 @@ check "HTTP library broken: reason shown" grep -q "hvdrun: job stopped: hvdd can
 check "HTTP library broken: no worker left" wait_gone 3
 LD_LIBRARY_PATH=$TMP/badlib timeout 10 "$HVDD" --foreground --listen 127.0.0.1:0 --token-file "$TMP/token" --size 1 --hosts localhost:1 >"$TMP/bad.out" 2>"$TMP/bad.err"
 RC=$?
-check "HTTP library broken, standalone: refuses to start (exit $RC)" [ "$RC" -ne 0 -a "$RC" -ne 124 ]
+check "HTTP library broken, standalone: refuses to start (exit $RC)" [ "$RC" -eq 69 ]
 check "HTTP library broken, standalone: says why" grep -q "cannot load $SONAME" "$TMP/bad.err"
 
 # hvdd dying ends the job clearly
