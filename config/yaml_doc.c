@@ -119,6 +119,8 @@ check_keys(ydoc *d, cfg_err *e)
             if (cfg_ydoc_scalar(key))
                 keys[k++] = (key_at){cfg_ydoc_scalar(key), key};
         }
+        if (k < 2) /* (keys is NULL for a mapping of none) */
+            continue;
         qsort(keys, k, sizeof(*keys), by_key_then_place);
         for (size_t i = 1; r == 0 && i < k; i++)
             if (strcmp(keys[i - 1].key, keys[i].key) == 0)

@@ -183,6 +183,16 @@ START_TEST(choices_are_stored_as_the_table_writes_them)
 }
 END_TEST
 
+/* a mapping without keys: the duplicate check sorted a NULL array of
+ * none (undefined behaviour the fuzzer found) */
+START_TEST(an_empty_mapping_is_no_setting)
+{
+    ck_assert_int_eq(parse("{}\n"), 0);
+    ck_assert_ptr_null(cfg_values_get(&file, CFG_OPT_NP));
+    ck_assert_int_eq(parse("logging: {}\n"), 0);
+}
+END_TEST
+
 static const struct {
     const char *text, *needle;
 } bad[] = {
@@ -238,6 +248,7 @@ suite(void)
     TCase *tc = tcase_create("configfile");
 
     tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, an_empty_mapping_is_no_setting);
     ADD(tc, horovod_keys_map_to_horovod_variables);
     ADD(tc, autotune_details_need_autotune);
     ADD(tc, own_keys);
