@@ -10,7 +10,10 @@
  * of each node for the step, shared with any other (--whole --overlap):
  * under task/cgroup a task of one CPU would hold every worker of its
  * node to that CPU, and inside `srun --pty bash` the new step would wait
- * for the CPUs that shell's step holds. */
+ * for the CPUs that shell's step holds. --export=ALL: `sbatch
+ * --export=NONE` leaves SLURM_EXPORT_ENV=NONE behind, which srun takes as
+ * its own, and the agents then got neither hvdrun's port nor the secret
+ * (every job failed, each agent saying it was not started by hvdrun). */
 char **
 srun_argv(const srun_step_spec *spec, char *nodearg, size_t nodelen,
           char counts[3][40])
@@ -21,7 +24,8 @@ srun_argv(const srun_step_spec *spec, char *nodearg, size_t nodelen,
                                   "--cpu-bind=none",
                                   "--input=none",
                                   "--whole",
-                                  "--overlap"};
+                                  "--overlap",
+                                  "--export=ALL"};
     char **argv = calloc(16, sizeof(*argv));
     size_t used;
     int k = 0;

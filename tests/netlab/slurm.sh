@@ -45,14 +45,14 @@ check "dry run: exit 0" [ "$RC" -eq 0 ]
 check "dry run: 6 ranks, 2 on each node, in Slurm's order" \
     [ "$(awk '$1 ~ /^[0-9]+$/ {print $2}' "$TMP/out" | tr '\n' ' ')" = "h1 h1 h2 h2 h3 h3 " ]
 check "dry run: one srun step on the whole allocation" \
-    grep -q '^agents: one srun step, hosts from the Slurm allocation: srun --nodes=3 --ntasks=3 --ntasks-per-node=1 --kill-on-bad-exit --mpi=none --cpu-bind=none --input=none --whole --overlap hvdrun-srun-agent$' "$TMP/out"
+    grep -q '^agents: one srun step, hosts from the Slurm allocation: srun --nodes=3 --ntasks=3 --ntasks-per-node=1 --kill-on-bad-exit --mpi=none --cpu-bind=none --input=none --whole --overlap --export=ALL hvdrun-srun-agent$' "$TMP/out"
 sal -N 3 -n 6 "$HVDRUN" --dry-run -np 3 true
 check "dry run, -np 3: the first two nodes, named to srun" \
     grep -q 'srun --nodes=2 --ntasks=2 .* --nodelist=h1,h2 hvdrun-srun-agent$' "$TMP/out"
 
 sal -N 3 -n 6 "$HVDRUN" --dry-run --remote-hvdrun /opt/x/hvdrun true
 check "dry run, --remote-hvdrun: srun runs it as PATH --agent-srun" \
-    grep -q -- '--overlap /opt/x/hvdrun --agent-srun$' "$TMP/out"
+    grep -q -- '--overlap --export=ALL /opt/x/hvdrun --agent-srun$' "$TMP/out"
 sal -N 3 -n 3 "$HVDRUN" --remote-hvdrun "$HVDRUN" true
 check "--remote-hvdrun: the nodes' hvdrun --agent-srun starts the agents, exit 0" \
     [ "$RC" -eq 0 ]
@@ -222,5 +222,15 @@ check "sbatch: exit 0" [ "$RC" -eq 0 ]
 check "sbatch: 4 ranks passed" [ "$(grep -c 'checks passed$' "$TMP/batch.out")" -eq 4 ]
 [ "$RC" -eq 0 ] || tail -n 5 "$TMP/batch.out" | sed 's/^/  | /'
 check "sbatch: nothing left on any node" within 20 nodes_clean
+
+# sbatch --export=NONE leaves SLURM_EXPORT_ENV=NONE in the script, which
+# srun takes as its own: hvdrun's port and secret must still reach the
+# agents
+timeout -k 5 120 sbatch --wait --export=NONE -J "$MARK" -o "$TMP/batch2.out" "$TMP/job.sh" >/dev/null 2>"$TMP/err"
+RC=$?
+check "sbatch --export=NONE: exit 0" [ "$RC" -eq 0 ]
+check "sbatch --export=NONE: 4 ranks passed" [ "$(grep -c 'checks passed$' "$TMP/batch2.out")" -eq 4 ]
+[ "$RC" -eq 0 ] || tail -n 5 "$TMP/batch2.out" | sed 's/^/  | /'
+check "sbatch --export=NONE: nothing left on any node" within 20 nodes_clean
 
 finish
