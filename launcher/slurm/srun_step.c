@@ -14,6 +14,7 @@
 #include <string.h>
 #include <netinet/tcp.h>
 #include <sys/epoll.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -24,7 +25,16 @@
 #include "srun_args.h"
 #include "srun_auth.h"
 
-#define HANDSHAKE_SECONDS 10.0
+/* A connection's handshake gets this long: an agent answers hvdrun's
+ * hello at once (an HMAC), and with 10 s, 256 connections that sent
+ * nothing held every slot past the agents' own 5 s to connect. */
+#define HANDSHAKE_SECONDS 3.0
+/* Handshakes pending from one address at once: a node's agent has its
+ * three streams in flight at most. */
+#define PENDING_PER_ADDR 16
+/* Connections taken in one look at the port: a flood refilling the
+ * backlog does not keep hvdrun from the handshakes it holds. */
+#define ACCEPTS_PER_POLL 64
 /* Strangers named on stderr, then only counted. */
 #define STRANGERS_NAMED 3
 
@@ -38,7 +48,7 @@ unwatch(srun_step *st, int fd)
 static void
 resume_accepting(srun_step *st)
 {
-    if (!st->accepting && st->listen_fd >= 0 && st->npend < PENDING_MAX &&
+    if (!st->accepting && st->listen_fd >= 0 &&
         hvd_mono_now() >= st->pause_until) {
         srun_step_watch(st, st->listen_fd);
         st->accepting = 1;
@@ -221,42 +231,103 @@ read_pending(srun_step *st, int i)
     }
 }
 
+/* The pending handshake that came first, of those from peer (NULL: of
+ * all); -1 when none. */
+static int
+oldest_pending(const srun_step *st, const char *peer, int *from_peer)
+{
+    int at = -1;
+
+    *from_peer = 0;
+    for (int i = 0; i < st->npend; i++) {
+        if (peer && strcmp(st->pend[i].peer, peer) != 0)
+            continue;
+        (*from_peer)++;
+        if (at < 0 || st->pend[i].deadline < st->pend[at].deadline)
+            at = i;
+    }
+    return at;
+}
+
+/* Room for a new connection from peer: when every slot, or the address's
+ * share, is taken, the oldest such handshake goes (an agent's takes
+ * milliseconds, so the one that goes is a stranger's that sent nothing;
+ * pausing instead left a flood holding the port until the start
+ * failed). */
+static void
+make_room(srun_step *st, const char *peer)
+{
+    int n, i = oldest_pending(st, peer, &n);
+
+    if (n < PENDING_PER_ADDR)
+        i = st->npend == PENDING_MAX ? oldest_pending(st, NULL, &n) : -1;
+    if (i >= 0) {
+        stranger(st, &st->pend[i], "no handshake before newer connections");
+        drop_pending(st, i);
+    }
+}
+
+/* Out of descriptors: said once, with the limit to raise. */
+static void
+out_of_descriptors(srun_step *st)
+{
+    struct rlimit rl = {0};
+
+    if (st->said_fd_limit++)
+        return;
+    getrlimit(RLIMIT_NOFILE, &rl);
+    about_to_print(st);
+    fprintf(stderr,
+            "hvdrun: out of file descriptors for the agents' connections "
+            "(%s, limit %llu: ulimit -n)\n",
+            strerror(errno), (unsigned long long)rl.rlim_cur);
+}
+
 static void
 accept_new(srun_step *st)
 {
     struct sockaddr_storage a;
     socklen_t len = sizeof(a);
-    char hello[80];
-    int fd;
+    char hello[80], where[sizeof(st->pend[0].where)],
+        peer[sizeof(st->pend[0].peer)];
+    int fd = -1;
 
-    while (st->accepting && st->npend < PENDING_MAX &&
-           (fd = accept4(st->listen_fd, (struct sockaddr *)&a, &len,
-                         SOCK_NONBLOCK | SOCK_CLOEXEC)) >= 0) {
-        pending *p = &st->pend[st->npend];
+    for (int k = 0; st->accepting && k < ACCEPTS_PER_POLL &&
+                    (fd = accept4(st->listen_fd, (struct sockaddr *)&a, &len,
+                                  SOCK_NONBLOCK | SOCK_CLOEXEC)) >= 0;
+         k++) {
+        pending *p;
         int one = 1;
         len = sizeof(a);
         /* an agent's answers and control lines are small writes that
          * must go at once: Nagle's wait for the ACK of the previous one
          * (delayed 40 ms) held a second answer to a node that long */
         setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+        if (srun_auth_where(fd, 0, where, sizeof(where)) != 0 ||
+            srun_auth_where(fd, 1, peer, sizeof(peer)) != 0) {
+            close(fd);
+            continue;
+        }
+        peer[strcspn(peer, " ")] = '\0'; /* the address alone */
+        make_room(st, peer);
+        p = &st->pend[st->npend];
         if (srun_auth_hello(p->nonce, hello, sizeof(hello)) != 0 ||
-            srun_auth_where(fd, 0, p->where, sizeof(p->where)) != 0 ||
-            srun_auth_where(fd, 1, p->peer, sizeof(p->peer)) != 0 ||
             write(fd, hello, strlen(hello)) != (ssize_t)strlen(hello)) {
             close(fd);
             continue;
         }
-        p->peer[strcspn(p->peer, " ")] = '\0'; /* the address alone */
+        memcpy(p->where, where, sizeof(where));
+        memcpy(p->peer, peer, sizeof(peer));
         p->fd = fd;
         p->len = 0;
         p->deadline = hvd_mono_now() + HANDSHAKE_SECONDS;
         st->npend++;
         srun_step_watch(st, fd);
     }
-    if (st->npend == PENDING_MAX) /* the rest wait in the backlog */
-        pause_accepting(st, 0);
-    else if (st->accepting && (errno == EMFILE || errno == ENFILE))
-        pause_accepting(st, 1); /* out of descriptors: not a busy loop */
+    if (fd < 0 && st->accepting && (errno == EMFILE || errno == ENFILE)) {
+        out_of_descriptors(st);
+        pause_accepting(st, 1); /* not a busy loop */
+    }
 }
 
 void
@@ -268,7 +339,7 @@ srun_step_poll(srun_step *st)
     accept_new(st);
     for (int i = st->npend - 1; i >= 0; i--) {
         if (now > st->pend[i].deadline) {
-            stranger(st, &st->pend[i], "no handshake within 10 s");
+            stranger(st, &st->pend[i], "no handshake within 3 s");
             drop_pending(st, i);
         } else {
             read_pending(st, i);
@@ -362,8 +433,17 @@ srun_step_end(srun_step *st)
 {
     for (size_t i = 0; st->fds && i < st->n; i++)
         srun_step_close_node(st, i);
-    while (st->npend > 0)
+    while (st->npend > 0) {
+        stranger(st, &st->pend[st->npend - 1],
+                 "still in its handshake when the start ended");
         drop_pending(st, st->npend - 1);
+    }
+    if (st->strangers > STRANGERS_NAMED) {
+        about_to_print(st);
+        fprintf(stderr,
+                "hvdrun: refused %d more connections to the agents' port\n",
+                st->strangers - STRANGERS_NAMED);
+    }
     if (st->listen_fd >= 0)
         close(st->listen_fd);
     st->listen_fd = -1;

@@ -10,8 +10,8 @@
 #include "srun_auth.h"
 #include "srun_step.h"
 
-/* Connections not yet through the handshake; more wait in the backlog
- * (hvdrun stops accepting while this many are pending). */
+/* Connections not yet through the handshake at once (a new one then
+ * takes the place of the oldest: srun_step.c). */
 #define PENDING_MAX 256
 
 typedef struct pending {
@@ -41,7 +41,8 @@ struct srun_step {
     int pid_fd;      /* srun's pidfd, watched until it is reaped; -1: none */
     out_line out[2]; /* srun's stdout, stderr */
     int done, code, cancelled, strangers;
-    int accepting; /* listen_fd is watched */
+    int said_fd_limit; /* out of descriptors, said once */
+    int accepting;     /* listen_fd is watched */
     void (*before_print)(void *);
     void *print_arg;
     double pause_until; /* out of descriptors: accept again after this */

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -49,6 +50,23 @@ link_value(int port, char *out, size_t n)
     }
     freeifaddrs(all);
     return at > first ? 0 : -1;
+}
+
+/* Room in the descriptor limit for n nodes' three streams and the
+ * handshakes pending beside them: at 1024, a job of about 330 nodes ran
+ * out while its agents connected. Raised only as far as needed (within
+ * the hard limit), as srun passes its limits on to the workers. */
+static void
+room_for_nodes(size_t n)
+{
+    struct rlimit rl;
+    rlim_t want = (rlim_t)n * SRUN_STREAMS + PENDING_MAX + 256;
+
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur >= want)
+        return;
+    rl.rlim_cur =
+        rl.rlim_max != RLIM_INFINITY && rl.rlim_max < want ? rl.rlim_max : want;
+    setrlimit(RLIMIT_NOFILE, &rl); /* else the shortage is said at accept */
 }
 
 static int
@@ -171,6 +189,7 @@ srun_step_start(const srun_step_spec *spec, char *err, size_t errlen)
         snprintf(err, errlen, "srun: out of memory");
         return NULL;
     }
+    room_for_nodes(spec->n);
     if ((st->epoll_fd = epoll_create1(EPOLL_CLOEXEC)) < 0 ||
         (st->listen_fd = listen_any(&port)) < 0) {
         snprintf(err, errlen, "srun: cannot listen for the agents: %s",
