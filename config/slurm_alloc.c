@@ -12,8 +12,16 @@
 void
 cfg_slurm_env_read(cfg_slurm_env *env, const char *(*get)(const char *))
 {
-    /* SLURM_NODELIST and SLURM_NNODES first: inside a step (srun --pty
-     * bash) they describe the step, as SLURM_TASKS_PER_NODE then does */
+    env->in_step = get("SLURM_STEP_NODELIST") != NULL;
+    env->cpus_per_task = NULL;
+    if (env->in_step) { /* the job's (slurm_alloc.h) */
+        env->nodelist = get("SLURM_JOB_NODELIST");
+        env->num_nodes = get("SLURM_JOB_NUM_NODES");
+        env->tasks_per_node = get("SLURM_JOB_CPUS_PER_NODE");
+        env->cpus_per_task = get("SLURM_CPUS_PER_TASK");
+        return;
+    }
+    /* (the batch script of sbatch and salloc's own shell are no step) */
     env->nodelist = get("SLURM_NODELIST");
     if (env->nodelist == NULL)
         env->nodelist = get("SLURM_JOB_NODELIST");
@@ -55,8 +63,37 @@ parse_item(const char *item, long *count, long *repeat)
     return hvd_parse_long(num, 1, CFG_MAX_HOSTS, repeat);
 }
 
+/* The variables env's values came from, for errors. */
+static const char *
+nodelist_name(const cfg_slurm_env *env)
+{
+    return env->in_step ? "SLURM_JOB_NODELIST" : "SLURM_NODELIST";
+}
+
+static const char *
+num_nodes_name(const cfg_slurm_env *env)
+{
+    return env->in_step ? "SLURM_JOB_NUM_NODES" : "SLURM_NNODES";
+}
+
+static const char *
+tasks_name(const cfg_slurm_env *env)
+{
+    return env->in_step ? "SLURM_JOB_CPUS_PER_NODE" : "SLURM_TASKS_PER_NODE";
+}
+
+static int counts_of(const char *name, const char *spec, int *counts, size_t n,
+                     cfg_err *e);
+
 int
 cfg_slurm_tasks_per_node(const char *spec, int *counts, size_t n, cfg_err *e)
+{
+    return counts_of("SLURM_TASKS_PER_NODE", spec, counts, n, e);
+}
+
+/* name's "COUNT[(xREPEAT)],..." into counts[0..n-1]. */
+static int
+counts_of(const char *name, const char *spec, int *counts, size_t n, cfg_err *e)
 {
     char *copy = strdup(spec), *item, *next;
     size_t at = 0;
@@ -68,15 +105,14 @@ cfg_slurm_tasks_per_node(const char *spec, int *counts, size_t n, cfg_err *e)
     for (next = copy; (item = strsep(&next, ",")) != NULL && r == 0;) {
         long count, repeat;
         if (parse_item(item, &count, &repeat) != 0)
-            r = cfg_fail(e, CFG_EINVAL,
-                         "SLURM_TASKS_PER_NODE: bad item '%s' in '%.200s'",
+            r = cfg_fail(e, CFG_EINVAL, "%s: bad item '%s' in '%.200s'", name,
                          item, spec);
         for (long i = 0; r == 0 && i < repeat; i++, at++) {
             if (at >= n)
                 r = cfg_fail(e, CFG_EINVAL,
-                             "SLURM_TASKS_PER_NODE describes more than the "
-                             "%zu nodes of the allocation: '%.200s'",
-                             n, spec);
+                             "%s describes more than the %zu nodes of the "
+                             "allocation: '%.200s'",
+                             name, n, spec);
             else
                 counts[at] = (int)count;
         }
@@ -84,10 +120,26 @@ cfg_slurm_tasks_per_node(const char *spec, int *counts, size_t n, cfg_err *e)
     free(copy);
     if (r == 0 && at != n)
         r = cfg_fail(e, CFG_EINVAL,
-                     "SLURM_TASKS_PER_NODE describes %zu nodes, the "
-                     "allocation has %zu: '%.200s'",
-                     at, n, spec);
+                     "%s describes %zu nodes, the allocation has %zu: "
+                     "'%.200s'",
+                     name, at, n, spec);
     return r;
+}
+
+/* A step's counts are CPUs: tasks of cpus_per_task CPUs each (at least
+ * one a node). */
+static int
+cpus_to_tasks(const cfg_slurm_env *env, int *counts, size_t n, cfg_err *e)
+{
+    long per = 1;
+
+    if (env->cpus_per_task &&
+        hvd_parse_long(env->cpus_per_task, 1, CFG_MAX_SLOTS, &per) != 0)
+        return cfg_fail(e, CFG_EINVAL, "SLURM_CPUS_PER_TASK: bad count '%s'",
+                        env->cpus_per_task);
+    for (size_t i = 0; i < n; i++)
+        counts[i] = counts[i] / per > 0 ? (int)(counts[i] / per) : 1;
+    return 0;
 }
 
 int
@@ -101,20 +153,21 @@ cfg_slurm_hosts(const cfg_slurm_env *env, cfg_hostlist *out, cfg_err *e)
     if (!cfg_slurm_in_allocation(env))
         return cfg_fail(e, CFG_EINVAL, "not inside a Slurm allocation");
     if (hvd_parse_long(env->num_nodes, 1, CFG_MAX_HOSTS, &want) != 0)
-        return cfg_fail(e, CFG_EINVAL, "SLURM_NNODES: bad count '%s'",
-                        env->num_nodes);
+        return cfg_fail(e, CFG_EINVAL, "%s: bad count '%s'",
+                        num_nodes_name(env), env->num_nodes);
     cfg_hostlist_init(&nodes);
-    r = cfg_range_expand(env->nodelist, &tmpl, "SLURM_NODELIST", &nodes, e);
+    r = cfg_range_expand(env->nodelist, &tmpl, nodelist_name(env), &nodes, e);
     if (r == 0 && nodes.count != (size_t)want)
-        r = cfg_fail(e, CFG_EINVAL,
-                     "SLURM_NODELIST names %zu nodes, SLURM_NNODES says "
-                     "%ld: '%.200s'",
-                     nodes.count, want, env->nodelist);
+        r = cfg_fail(e, CFG_EINVAL, "%s names %zu nodes, %s says %ld: '%.200s'",
+                     nodelist_name(env), nodes.count, num_nodes_name(env), want,
+                     env->nodelist);
     if (r == 0 && (counts = calloc(nodes.count, sizeof(*counts))) == NULL)
         r = cfg_fail(e, CFG_ENOMEM, "out of memory");
     if (r == 0)
-        r = cfg_slurm_tasks_per_node(env->tasks_per_node, counts, nodes.count,
-                                     e);
+        r = counts_of(tasks_name(env), env->tasks_per_node, counts, nodes.count,
+                      e);
+    if (r == 0 && env->in_step)
+        r = cpus_to_tasks(env, counts, nodes.count, e);
     for (size_t i = 0; r == 0 && i < nodes.count; i++) {
         nodes.hosts[i].slots = counts[i];
         r = cfg_hostlist_add(out, &nodes.hosts[i], e);

@@ -77,6 +77,15 @@ check "allreduce and the rest across 3 nodes: every rank passed" \
     [ "$RC" -eq 0 -a "$(grep -c 'checks passed$' "$TMP/out")" -eq 6 ]
 say_err "$RC"
 
+# --- inside a job step (srun --pty bash): the allocation is the job's ---
+# (Slurm sets the step's SLURM_NNODES and SLURM_TASKS_PER_NODE there, and
+# the job's SLURM_NODELIST: hvdrun refused the mismatch)
+sal -N 3 -n 6 srun -N 1 -n 1 -w h3 "$HVDRUN" "$CHECK"
+check "inside a 1-node step: the job's 3 nodes, every rank passed" \
+    [ "$RC" -eq 0 -a "$(grep -c 'checks passed$' "$TMP/out")" -eq 6 ]
+say_err "$RC"
+check "inside a step: nothing left on any node" within 10 nodes_clean
+
 # --- part of an allocation: 3 ranks of 6 tasks, the third node idle ---
 sal -N 3 -n 6 "$HVDRUN" -np 3 sh -c 'echo "on $(ip -4 -o addr show dev $HOROVOD_GLOO_IFACE | awk "{print \$4}")"'
 check "-np 3 of 6: exit 0" [ "$RC" -eq 0 ]

@@ -41,7 +41,8 @@ fake_get(const char *name)
 static int
 hosts_of(const char *list_s, const char *nodes, const char *tasks)
 {
-    cfg_slurm_env env = {list_s, nodes, tasks};
+    cfg_slurm_env env = {
+        .nodelist = list_s, .num_nodes = nodes, .tasks_per_node = tasks};
     return cfg_slurm_hosts(&env, &list, &list_err);
 }
 
@@ -162,6 +163,59 @@ START_TEST(detection_needs_all_three)
 }
 END_TEST
 
+/* What Slurm 22.05 sets inside a 1-node step (srun -N1 -w h3 --pty bash)
+ * of `salloc -N 3 -n 6`: SLURM_NODELIST is the job's, SLURM_NNODES and
+ * SLURM_TASKS_PER_NODE the step's, which hvdrun refused as a mismatch
+ * ("names 3 nodes, SLURM_NNODES says 1"). The allocation is the job's,
+ * a node's slots its CPUs over SLURM_CPUS_PER_TASK. */
+START_TEST(inside_a_step_the_allocation_is_the_jobs)
+{
+    static const char *step[][2] = {
+        {"SLURM_JOB_NODELIST", "h[1-3]"},       {"SLURM_JOB_NUM_NODES", "3"},
+        {"SLURM_NODELIST", "h[1-3]"},           {"SLURM_NNODES", "1"},
+        {"SLURM_TASKS_PER_NODE", "1"},          {"SLURM_STEP_NODELIST", "h3"},
+        {"SLURM_JOB_CPUS_PER_NODE", "2(x2),4"},
+    };
+    cfg_slurm_env env;
+
+    memset(fake, 0, sizeof(fake));
+    memcpy(fake, step, sizeof(step));
+    cfg_slurm_env_read(&env, fake_get);
+    ck_assert_int_eq(cfg_slurm_in_allocation(&env), 1);
+    ck_assert_msg(cfg_slurm_hosts(&env, &list, &list_err) == 0, "%s",
+                  list_err.msg);
+    ck_assert_uint_eq(list.count, 3);
+    ck_assert_str_eq(list.hosts[2].name, "h3");
+    ck_assert_int_eq(list.hosts[0].slots, 2);
+    ck_assert_int_eq(list.hosts[2].slots, 4);
+    /* a job of 2 CPUs a task: half as many slots, at least one a node */
+    fake[7][0] = "SLURM_CPUS_PER_TASK", fake[7][1] = "4";
+    cfg_hostlist_release(&list);
+    cfg_hostlist_init(&list);
+    cfg_slurm_env_read(&env, fake_get);
+    ck_assert_int_eq(cfg_slurm_hosts(&env, &list, &list_err), 0);
+    ck_assert_int_eq(list.hosts[0].slots, 1);
+    ck_assert_int_eq(list.hosts[2].slots, 1);
+    /* errors name the job's variables */
+    fake[7][1] = "0";
+    cfg_hostlist_release(&list);
+    cfg_hostlist_init(&list);
+    cfg_slurm_env_read(&env, fake_get);
+    ck_assert_int_ne(cfg_slurm_hosts(&env, &list, &list_err), 0);
+    ck_assert_msg(strstr(list_err.msg, "SLURM_CPUS_PER_TASK: bad count '0'"),
+                  "%s", list_err.msg);
+    fake[1][1] = "2";
+    fake[7][1] = "1";
+    cfg_hostlist_release(&list);
+    cfg_hostlist_init(&list);
+    cfg_slurm_env_read(&env, fake_get);
+    ck_assert_int_ne(cfg_slurm_hosts(&env, &list, &list_err), 0);
+    ck_assert_msg(strstr(list_err.msg, "SLURM_JOB_NODELIST names 3 nodes, "
+                                       "SLURM_JOB_NUM_NODES says 2"),
+                  "%s", list_err.msg);
+}
+END_TEST
+
 static Suite *
 suite(void)
 {
@@ -175,6 +229,7 @@ suite(void)
     ADD(tc, long_node_list_keeps_the_reason);
     tcase_add_loop_test(tc, bad_allocations, 0, sizeof(bad) / sizeof(bad[0]));
     ADD(tc, detection_needs_all_three);
+    ADD(tc, inside_a_step_the_allocation_is_the_jobs);
     suite_add_tcase(s, tc);
     return s;
 }
