@@ -29,8 +29,14 @@
  * hello at once (an HMAC), and with 10 s, 256 connections that sent
  * nothing held every slot past the agents' own 5 s to connect. */
 #define HANDSHAKE_SECONDS 3.0
-/* Handshakes pending from one address at once: a node's agent has its
- * three streams in flight at most. */
+/* A handshake still pending after this long has not answered hvdrun's
+ * hello (an agent answers in milliseconds): it may give its place to a
+ * new connection. Younger ones never do, so that a burst of many nodes'
+ * connections (3 each) waits in the backlog as before rather than
+ * pushing each other out. */
+#define IDLE_SECONDS 1.0
+/* From one address, idle handshakes give way beyond this many pending: a
+ * node's agent has its three streams in flight at most. */
 #define PENDING_PER_ADDR 16
 /* Connections taken in one look at the port: a flood refilling the
  * backlog does not keep hvdrun from the handshakes it holds. */
@@ -246,28 +252,29 @@ oldest_pending(const srun_step *st, const char *peer, int *from_peer)
         if (peer && strcmp(st->pend[i].peer, peer) != 0)
             continue;
         (*from_peer)++;
-        if (at < 0 || st->pend[i].deadline < st->pend[at].deadline)
+        if (at < 0 || st->pend[i].since < st->pend[at].since)
             at = i;
     }
     return at;
 }
 
-/* Room for a new connection from peer: when every slot, or the address's
- * share, is taken, the oldest such handshake goes (an agent's takes
- * milliseconds, so the one that goes is a stranger's that sent nothing;
- * pausing instead left a flood holding the port until the start
- * failed). */
-static void
-make_room(srun_step *st, const char *peer)
+/* Closes the oldest pending handshake (from peer; NULL: of all) when it
+ * is idle (IDLE_SECONDS): 1 when one went, else 0 with *wait the seconds
+ * until the oldest would be idle. Connections that send nothing thus
+ * cannot hold every slot until the agents give up (pausing alone let
+ * them), and an agent's handshake in progress is never the one to go. */
+static int
+drop_idle(srun_step *st, const char *peer, double *wait)
 {
     int n, i = oldest_pending(st, peer, &n);
+    double idle = i < 0 ? 0 : st->pend[i].since + IDLE_SECONDS - hvd_mono_now();
 
-    if (n < PENDING_PER_ADDR)
-        i = st->npend == PENDING_MAX ? oldest_pending(st, NULL, &n) : -1;
-    if (i >= 0) {
-        stranger(st, &st->pend[i], "no handshake before newer connections");
-        drop_pending(st, i);
-    }
+    *wait = idle > 0.01 ? idle : 0.01;
+    if (i < 0 || idle > 0)
+        return 0;
+    stranger(st, &st->pend[i], "no handshake before newer connections");
+    drop_pending(st, i);
+    return 1;
 }
 
 /* Out of descriptors: said once, with the limit to raise. */
@@ -293,15 +300,22 @@ accept_new(srun_step *st)
     socklen_t len = sizeof(a);
     char hello[80], where[sizeof(st->pend[0].where)],
         peer[sizeof(st->pend[0].peer)];
-    int fd = -1;
+    double wait = 0;
+    int fd = -1, from_peer;
 
-    for (int k = 0; st->accepting && k < ACCEPTS_PER_POLL &&
-                    (fd = accept4(st->listen_fd, (struct sockaddr *)&a, &len,
-                                  SOCK_NONBLOCK | SOCK_CLOEXEC)) >= 0;
-         k++) {
+    for (int k = 0; st->accepting && k < ACCEPTS_PER_POLL; k++) {
         pending *p;
         int one = 1;
+        /* every slot taken and none idle: the rest wait in the backlog
+         * until the oldest is */
+        if (st->npend == PENDING_MAX && !drop_idle(st, NULL, &wait)) {
+            pause_accepting(st, wait);
+            return;
+        }
         len = sizeof(a);
+        if ((fd = accept4(st->listen_fd, (struct sockaddr *)&a, &len,
+                          SOCK_NONBLOCK | SOCK_CLOEXEC)) < 0)
+            break;
         /* an agent's answers and control lines are small writes that
          * must go at once: Nagle's wait for the ACK of the previous one
          * (delayed 40 ms) held a second answer to a node that long */
@@ -312,7 +326,9 @@ accept_new(srun_step *st)
             continue;
         }
         peer[strcspn(peer, " ")] = '\0'; /* the address alone */
-        make_room(st, peer);
+        if (oldest_pending(st, peer, &from_peer) >= 0 &&
+            from_peer >= PENDING_PER_ADDR)
+            drop_idle(st, peer, &wait);
         p = &st->pend[st->npend];
         if (srun_auth_hello(p->nonce, hello, sizeof(hello)) != 0 ||
             write(fd, hello, strlen(hello)) != (ssize_t)strlen(hello)) {
@@ -323,7 +339,8 @@ accept_new(srun_step *st)
         memcpy(p->peer, peer, sizeof(peer));
         p->fd = fd;
         p->len = 0;
-        p->deadline = hvd_mono_now() + HANDSHAKE_SECONDS;
+        p->since = hvd_mono_now();
+        p->deadline = p->since + HANDSHAKE_SECONDS;
         st->npend++;
         srun_step_watch(st, fd);
     }

@@ -10,8 +10,9 @@
 #include "srun_auth.h"
 #include "srun_step.h"
 
-/* Connections not yet through the handshake at once (a new one then
- * takes the place of the oldest: srun_step.c). */
+/* Connections not yet through the handshake at once (then an idle one
+ * gives its place to a new one, else the rest wait in the backlog:
+ * srun_step.c). */
 #define PENDING_MAX 256
 
 typedef struct pending {
@@ -19,7 +20,7 @@ typedef struct pending {
     char nonce[SRUN_AUTH_NONCE];
     char buf[SRUN_AUTH_LINE];
     size_t len;
-    double deadline;
+    double since, deadline; /* accepted; given up */
     char peer[INET6_ADDRSTRLEN];
     char where[INET6_ADDRSTRLEN + 8]; /* hvdrun's end: "ADDRESS PORT" */
 } pending;
