@@ -92,10 +92,7 @@ relay_line(srun_step *st, char *line)
     about_to_print(st);
     fprintf(stderr, "%s\n", line);
     snprintf(st->last, sizeof(st->last), "%.500s", line);
-    /* (after hvdrun's own SIGTERM to srun, slurmstepd's CANCELLED is the
-     * end hvdrun asked for: the job's outcome is the failure before it) */
-    if (!st->stopping &&
-        (strstr(line, "CANCELLED") || strstr(line, "has been revoked")))
+    if (strstr(line, "CANCELLED") || strstr(line, "has been revoked"))
         st->cancelled = 1;
 }
 
@@ -470,7 +467,6 @@ srun_step_end(srun_step *st)
     /* the agents stop on EOF and srun ends with them; else Slurm's own
      * teardown: srun passes SIGTERM on to the step */
     if (st->pid > 0 && !wait_srun(st, 10)) {
-        st->stopping = 1;
         kill(st->pid, SIGTERM);
         if (!wait_srun(st, 10)) {
             kill(st->pid, SIGKILL);

@@ -43,7 +43,6 @@ struct srun_step {
     out_line out[2]; /* srun's stdout, stderr */
     int done, code, cancelled, strangers;
     int said_fd_limit; /* out of descriptors, said once */
-    int stopping;      /* hvdrun sent srun SIGTERM: a CANCELLED is its own */
     int accepting;     /* listen_fd is watched */
     void (*before_print)(void *);
     void *print_arg;
