@@ -13,12 +13,10 @@ void
 cfg_slurm_env_read(cfg_slurm_env *env, const char *(*get)(const char *))
 {
     env->in_step = get("SLURM_STEP_NODELIST") != NULL;
-    env->cpus_per_task = NULL;
-    if (env->in_step) { /* the job's (slurm_alloc.h) */
-        env->nodelist = get("SLURM_JOB_NODELIST");
-        env->num_nodes = get("SLURM_JOB_NUM_NODES");
-        env->tasks_per_node = get("SLURM_JOB_CPUS_PER_NODE");
-        env->cpus_per_task = get("SLURM_CPUS_PER_TASK");
+    if (env->in_step) { /* the step's (slurm_alloc.h) */
+        env->nodelist = get("SLURM_STEP_NODELIST");
+        env->num_nodes = get("SLURM_STEP_NUM_NODES");
+        env->tasks_per_node = get("SLURM_STEP_TASKS_PER_NODE");
         return;
     }
     /* (the batch script of sbatch and salloc's own shell are no step) */
@@ -67,19 +65,19 @@ parse_item(const char *item, long *count, long *repeat)
 static const char *
 nodelist_name(const cfg_slurm_env *env)
 {
-    return env->in_step ? "SLURM_JOB_NODELIST" : "SLURM_NODELIST";
+    return env->in_step ? "SLURM_STEP_NODELIST" : "SLURM_NODELIST";
 }
 
 static const char *
 num_nodes_name(const cfg_slurm_env *env)
 {
-    return env->in_step ? "SLURM_JOB_NUM_NODES" : "SLURM_NNODES";
+    return env->in_step ? "SLURM_STEP_NUM_NODES" : "SLURM_NNODES";
 }
 
 static const char *
 tasks_name(const cfg_slurm_env *env)
 {
-    return env->in_step ? "SLURM_JOB_CPUS_PER_NODE" : "SLURM_TASKS_PER_NODE";
+    return env->in_step ? "SLURM_STEP_TASKS_PER_NODE" : "SLURM_TASKS_PER_NODE";
 }
 
 static int counts_of(const char *name, const char *spec, int *counts, size_t n,
@@ -126,22 +124,6 @@ counts_of(const char *name, const char *spec, int *counts, size_t n, cfg_err *e)
     return r;
 }
 
-/* A step's counts are CPUs: tasks of cpus_per_task CPUs each (at least
- * one a node). */
-static int
-cpus_to_tasks(const cfg_slurm_env *env, int *counts, size_t n, cfg_err *e)
-{
-    long per = 1;
-
-    if (env->cpus_per_task &&
-        hvd_parse_long(env->cpus_per_task, 1, CFG_MAX_SLOTS, &per) != 0)
-        return cfg_fail(e, CFG_EINVAL, "SLURM_CPUS_PER_TASK: bad count '%s'",
-                        env->cpus_per_task);
-    for (size_t i = 0; i < n; i++)
-        counts[i] = counts[i] / per > 0 ? (int)(counts[i] / per) : 1;
-    return 0;
-}
-
 int
 cfg_slurm_hosts(const cfg_slurm_env *env, cfg_hostlist *out, cfg_err *e)
 {
@@ -166,8 +148,6 @@ cfg_slurm_hosts(const cfg_slurm_env *env, cfg_hostlist *out, cfg_err *e)
     if (r == 0)
         r = counts_of(tasks_name(env), env->tasks_per_node, counts, nodes.count,
                       e);
-    if (r == 0 && env->in_step)
-        r = cpus_to_tasks(env, counts, nodes.count, e);
     for (size_t i = 0; r == 0 && i < nodes.count; i++) {
         nodes.hosts[i].slots = counts[i];
         r = cfg_hostlist_add(out, &nodes.hosts[i], e);

@@ -16,14 +16,11 @@ typedef struct cfg_slurm_env {
     const char *tasks_per_node; /* SLURM_TASKS_PER_NODE */
     /* Inside a job step (srun --pty bash, or salloc's shell where Slurm
      * makes it a step: SLURM_STEP_NODELIST set), SLURM_NNODES and
-     * SLURM_TASKS_PER_NODE describe the step, SLURM_NODELIST still the
-     * job. The allocation is then the job's: SLURM_JOB_NODELIST and
-     * SLURM_JOB_NUM_NODES above, and, as the job's tasks are not told
-     * there, SLURM_JOB_CPUS_PER_NODE as tasks_per_node, each count
-     * divided by cpus_per_task (SLURM_CPUS_PER_TASK; NULL: 1), as mpirun
-     * counts a node's slots. */
+     * SLURM_TASKS_PER_NODE describe the step but SLURM_NODELIST the job,
+     * and the job's tasks per node are told nowhere. The allocation is
+     * then the step's own: SLURM_STEP_NODELIST, SLURM_STEP_NUM_NODES and
+     * SLURM_STEP_TASKS_PER_NODE above. */
     int in_step;
-    const char *cpus_per_task;
 } cfg_slurm_env;
 
 /* Reads the variables through get (getenv, or a test's own). */

@@ -104,6 +104,7 @@ load_allocation(settings *s, const cfg_slurm_env *slurm)
         return HVD_EXIT_CONFIG;
     }
     s->from_allocation = 1;
+    s->in_step = slurm->in_step;
     return 0;
 }
 
@@ -225,7 +226,10 @@ check_elastic(settings *s)
 int
 settings_whole_allocation(const settings *s)
 {
-    return s->from_allocation && (size_t)s->plan.nhosts == s->hosts.count;
+    /* (inside a step the allocation is the step's, but srun takes its
+     * nodes from the job's: it is told which) */
+    return s->from_allocation && !s->in_step &&
+           (size_t)s->plan.nhosts == s->hosts.count;
 }
 
 int

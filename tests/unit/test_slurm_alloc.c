@@ -166,15 +166,16 @@ END_TEST
 /* What Slurm 22.05 sets inside a 1-node step (srun -N1 -w h3 --pty bash)
  * of `salloc -N 3 -n 6`: SLURM_NODELIST is the job's, SLURM_NNODES and
  * SLURM_TASKS_PER_NODE the step's, which hvdrun refused as a mismatch
- * ("names 3 nodes, SLURM_NNODES says 1"). The allocation is the job's,
- * a node's slots its CPUs over SLURM_CPUS_PER_TASK. */
-START_TEST(inside_a_step_the_allocation_is_the_jobs)
+ * ("names 3 nodes, SLURM_NNODES says 1"). The allocation is the step's
+ * own, which Slurm describes whole (the job's tasks per node are told
+ * nowhere there). */
+START_TEST(inside_a_step_the_allocation_is_the_steps)
 {
     static const char *step[][2] = {
-        {"SLURM_JOB_NODELIST", "h[1-3]"},       {"SLURM_JOB_NUM_NODES", "3"},
-        {"SLURM_NODELIST", "h[1-3]"},           {"SLURM_NNODES", "1"},
-        {"SLURM_TASKS_PER_NODE", "1"},          {"SLURM_STEP_NODELIST", "h3"},
-        {"SLURM_JOB_CPUS_PER_NODE", "2(x2),4"},
+        {"SLURM_JOB_NODELIST", "h[1-3]"}, {"SLURM_JOB_NUM_NODES", "3"},
+        {"SLURM_NODELIST", "h[1-3]"},     {"SLURM_NNODES", "1"},
+        {"SLURM_TASKS_PER_NODE", "1"},    {"SLURM_STEP_NODELIST", "h3"},
+        {"SLURM_STEP_NUM_NODES", "1"},    {"SLURM_STEP_TASKS_PER_NODE", "1"},
     };
     cfg_slurm_env env;
 
@@ -184,34 +185,28 @@ START_TEST(inside_a_step_the_allocation_is_the_jobs)
     ck_assert_int_eq(cfg_slurm_in_allocation(&env), 1);
     ck_assert_msg(cfg_slurm_hosts(&env, &list, &list_err) == 0, "%s",
                   list_err.msg);
-    ck_assert_uint_eq(list.count, 3);
-    ck_assert_str_eq(list.hosts[2].name, "h3");
-    ck_assert_int_eq(list.hosts[0].slots, 2);
-    ck_assert_int_eq(list.hosts[2].slots, 4);
-    /* a job of 2 CPUs a task: half as many slots, at least one a node */
-    fake[7][0] = "SLURM_CPUS_PER_TASK", fake[7][1] = "4";
+    ck_assert_uint_eq(list.count, 1);
+    ck_assert_str_eq(list.hosts[0].name, "h3");
+    ck_assert_int_eq(list.hosts[0].slots, 1);
+    /* a step of 2 nodes and 4 tasks (srun -N2 -n4 --pty bash) */
+    fake[5][1] = "h[1-2]";
+    fake[6][1] = "2";
+    fake[7][1] = "3,1";
     cfg_hostlist_release(&list);
     cfg_hostlist_init(&list);
     cfg_slurm_env_read(&env, fake_get);
     ck_assert_int_eq(cfg_slurm_hosts(&env, &list, &list_err), 0);
-    ck_assert_int_eq(list.hosts[0].slots, 1);
-    ck_assert_int_eq(list.hosts[2].slots, 1);
-    /* errors name the job's variables */
-    fake[7][1] = "0";
+    ck_assert_uint_eq(list.count, 2);
+    ck_assert_int_eq(list.hosts[0].slots, 3);
+    ck_assert_int_eq(list.hosts[1].slots, 1);
+    /* errors name the step's variables */
+    fake[6][1] = "3";
     cfg_hostlist_release(&list);
     cfg_hostlist_init(&list);
     cfg_slurm_env_read(&env, fake_get);
     ck_assert_int_ne(cfg_slurm_hosts(&env, &list, &list_err), 0);
-    ck_assert_msg(strstr(list_err.msg, "SLURM_CPUS_PER_TASK: bad count '0'"),
-                  "%s", list_err.msg);
-    fake[1][1] = "2";
-    fake[7][1] = "1";
-    cfg_hostlist_release(&list);
-    cfg_hostlist_init(&list);
-    cfg_slurm_env_read(&env, fake_get);
-    ck_assert_int_ne(cfg_slurm_hosts(&env, &list, &list_err), 0);
-    ck_assert_msg(strstr(list_err.msg, "SLURM_JOB_NODELIST names 3 nodes, "
-                                       "SLURM_JOB_NUM_NODES says 2"),
+    ck_assert_msg(strstr(list_err.msg, "SLURM_STEP_NODELIST names 2 nodes, "
+                                       "SLURM_STEP_NUM_NODES says 3"),
                   "%s", list_err.msg);
 }
 END_TEST
@@ -229,7 +224,7 @@ suite(void)
     ADD(tc, long_node_list_keeps_the_reason);
     tcase_add_loop_test(tc, bad_allocations, 0, sizeof(bad) / sizeof(bad[0]));
     ADD(tc, detection_needs_all_three);
-    ADD(tc, inside_a_step_the_allocation_is_the_jobs);
+    ADD(tc, inside_a_step_the_allocation_is_the_steps);
     suite_add_tcase(s, tc);
     return s;
 }

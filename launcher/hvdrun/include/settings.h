@@ -18,6 +18,7 @@ typedef struct settings {
     cfg_values values;
     launcher_kind launcher;
     int from_allocation; /* the hosts are the Slurm allocation's */
+    int in_step;         /* ... of the job step hvdrun runs in */
     cfg_hostlist hosts;
     cfg_plan plan;
     char **command; /* argv of the worker command; may be empty */
