@@ -77,14 +77,23 @@ check "allreduce and the rest across 3 nodes: every rank passed" \
     [ "$RC" -eq 0 -a "$(grep -c 'checks passed$' "$TMP/out")" -eq 6 ]
 say_err "$RC"
 
-# --- inside a job step (srun --pty bash): the allocation is the job's ---
+# --- inside a job step (srun --pty bash): the allocation is the step's ---
 # (Slurm sets the step's SLURM_NNODES and SLURM_TASKS_PER_NODE there, and
 # the job's SLURM_NODELIST: hvdrun refused the mismatch)
-sal -N 3 -n 6 srun -N 1 -n 1 -w h3 "$HVDRUN" "$CHECK"
-check "inside a 1-node step: the job's 3 nodes, every rank passed" \
-    [ "$RC" -eq 0 -a "$(grep -c 'checks passed$' "$TMP/out")" -eq 6 ]
+sal -N 3 -n 6 srun -N 1 -n 1 -w h3 "$HVDRUN" sh -c 'echo "on $SLURMD_NODENAME of $HOROVOD_SIZE"'
+check "inside a 1-node step: the step's node and task" \
+    [ "$RC" -eq 0 -a "$(grep -c '^\[0\]<stdout>:on h3 of 1$' "$TMP/out")" -eq 1 ]
 say_err "$RC"
 check "inside a step: nothing left on any node" within 10 nodes_clean
+
+# --- an allocation of one node, from this host (a login node's salloc) ---
+# (its one agent was taken for a host joining a loopback job: every
+# job of one node failed)
+sal -N 1 -n 2 "$HVDRUN" sh -c 'ip -4 -o addr show | grep -q " $0/" && echo "on h1 rank $HOROVOD_RANK of $HOROVOD_SIZE"' "${ADDR[0]}"
+check "one node: exit 0, both ranks on h1" \
+    [ "$RC" -eq 0 -a "$(grep -c 'on h1 rank [01] of 2$' "$TMP/out")" -eq 2 ]
+say_err "$RC"
+check "one node: nothing left on any node" within 10 nodes_clean
 
 # --- part of an allocation: 3 ranks of 6 tasks, the third node idle ---
 sal -N 3 -n 6 "$HVDRUN" -np 3 sh -c 'echo "on $(ip -4 -o addr show dev $HOROVOD_GLOO_IFACE | awk "{print \$4}")"'

@@ -1003,6 +1003,20 @@ START_TEST(the_job_page)
 }
 END_TEST
 
+/* A one-host job whose host is not the launcher's (salloc -N 1 from a
+ * login node, -H of one other host) has that host's agent: it gets the
+ * loopback chosen at the start. It got "no other host can join", and
+ * every such job failed. */
+START_TEST(the_one_host_of_a_one_host_job_gets_loopback)
+{
+    start(2, "a:2");
+    ck_assert_int_eq(agent_with("a", "eth0", "10.1.0.9", 16), 200);
+    ck_assert_int_eq(agent_call("decision", "a", ""), 200);
+    ck_assert(body_has("\"iface\":\"lo\""));
+    ck_assert(body_has("\"addr\":\"127.0.0.1\""));
+}
+END_TEST
+
 /* A one-host job uses loopback: no other host can join it. */
 START_TEST(no_host_joins_a_loopback_job)
 {
@@ -1022,6 +1036,7 @@ suite(void)
 
     tcase_add_checked_fixture(tc, NULL, teardown);
     ADD(tc, control_needs_the_token);
+    ADD(tc, the_one_host_of_a_one_host_job_gets_loopback);
     ADD(tc, store_only_for_the_jobs_addresses);
     ADD(tc, horovod_protocol);
     ADD(tc, bogus_deletes_do_not_finalise);
