@@ -48,6 +48,12 @@ check "no decoy interface given to any rank" \
     bash -c "! grep -Eq 'net (lo|docker0|eth1) ' '$TMP/out'"
 
 # --- a cross-host allreduce over the chosen network ---
+# one host, not this one: its agent gets the loopback of a one-host job
+# (it was taken for a host joining that job: every such job failed)
+hvd -H "${ADDR[1]}:2" sh -c 'echo "rank $HOROVOD_RANK of $HOROVOD_SIZE on $HOROVOD_GLOO_IFACE"'
+check "one other host: exit 0, both ranks on loopback" \
+    [ "$RC" -eq 0 -a "$(grep -c 'of 2 on lo$' "$TMP/out")" -eq 2 ]
+
 hvd -H "$H" --verbose "$CHECK"
 check "allreduce across 3 hosts: exit 0" [ "$RC" -eq 0 ]
 check "allreduce across 3 hosts: every rank passed" \
