@@ -18,14 +18,10 @@ char **
 srun_argv(const srun_step_spec *spec, char *nodearg, size_t nodelen,
           char counts[3][40])
 {
-    static const char *fixed[] = {"--ntasks-per-node=1",
-                                  "--kill-on-bad-exit",
-                                  "--mpi=none",
-                                  "--cpu-bind=none",
-                                  "--input=none",
-                                  "--whole",
-                                  "--overlap",
-                                  "--export=ALL"};
+    static const char *fixed[] = {"--ntasks-per-node=1", "--kill-on-bad-exit",
+                                  "--mpi=none",          "--cpu-bind=none",
+                                  "--input=none",        "--whole",
+                                  "--overlap",           "--export=ALL"};
     char **argv = calloc(16, sizeof(*argv));
     size_t used;
     int k = 0;
