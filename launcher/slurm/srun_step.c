@@ -54,19 +54,22 @@ unwatch(srun_step *st, int fd)
 static void
 resume_accepting(srun_step *st)
 {
+    /* (paused for want of a slot: as soon as one is free, too) */
     if (!st->accepting && st->listen_fd >= 0 &&
-        hvd_mono_now() >= st->pause_until) {
+        (hvd_mono_now() >= st->pause_until ||
+         (st->paused_full && st->npend < PENDING_MAX))) {
         srun_step_watch(st, st->listen_fd);
         st->accepting = 1;
     }
 }
 
 static void
-pause_accepting(srun_step *st, double seconds)
+pause_accepting(srun_step *st, double seconds, int full)
 {
     if (st->accepting)
         unwatch(st, st->listen_fd);
     st->accepting = 0;
+    st->paused_full = full;
     st->pause_until = hvd_mono_now() + seconds;
 }
 
@@ -306,7 +309,7 @@ accept_new(srun_step *st)
         /* every slot taken and none idle: the rest wait in the backlog
          * until the oldest is */
         if (st->npend == PENDING_MAX && !drop_idle(st, NULL, &wait)) {
-            pause_accepting(st, wait);
+            pause_accepting(st, wait, 1);
             return;
         }
         len = sizeof(a);
@@ -343,7 +346,7 @@ accept_new(srun_step *st)
     }
     if (fd < 0 && st->accepting && (errno == EMFILE || errno == ENFILE)) {
         out_of_descriptors(st);
-        pause_accepting(st, 1); /* not a busy loop */
+        pause_accepting(st, 1, 0); /* not a busy loop */
     }
 }
 

@@ -43,6 +43,7 @@ struct srun_step {
     out_line out[2]; /* srun's stdout, stderr */
     int done, code, cancelled, strangers;
     int said_fd_limit; /* out of descriptors, said once */
+    int paused_full;   /* accepting paused for want of a slot */
     int accepting;     /* listen_fd is watched */
     void (*before_print)(void *);
     void *print_arg;
