@@ -44,8 +44,12 @@ pick_late(agents *a, int h)
     /* the one host of a one-host plan, whose loopback was chosen at the
      * start: its agent runs it from afar (an allocation of one node, -H
      * of one other host), and is not late; each job of one node failed */
-    if (strcmp(a->network, "loopback") == 0 && h == 0)
+    if (strcmp(a->network, "loopback") == 0 && h == 0) {
+        /* (again: a host forgotten and added back lost it) */
+        snprintf(a->picks[0].iface, sizeof(a->picks[0].iface), "lo");
+        snprintf(a->picks[0].addr, sizeof(a->picks[0].addr), "127.0.0.1");
         return;
+    }
     ai->late = 1;
     if (strcmp(a->network, "loopback") == 0)
         snprintf(ai->error, sizeof(ai->error),

@@ -75,4 +75,10 @@ check "SIGINT: no restart, no second start" \
     [ "$(ls "$TMP" | grep -c '^up\.')" -eq 2 ]
 check "SIGINT: no restart said" restarted_not
 check "SIGINT: no worker left" wait_gone 3
+# an elastic job on this host alone (--min-np) runs an agent here, which
+# hvdd took for a host joining a loopback job (HTTP 409, exit 69)
+hvd --min-np 1 -np 2 sh -c 'echo "up $HOROVOD_RANK on $HOROVOD_GLOO_IFACE"'
+check "elastic job on this host alone: exit 0" [ "$RC" -eq 0 ]
+check "elastic job on this host alone: both ranks on loopback" \
+    [ "$(grep -c 'up [01] on lo$' "$TMP/out")" -eq 2 ]
 finish
