@@ -355,8 +355,8 @@ srun_step_poll(srun_step *st)
 {
     double now = hvd_mono_now();
 
-    resume_accepting(st);
-    accept_new(st);
+    /* the answers first: a handshake whose answer waits unread is not
+     * taken for an idle one that a new connection may push out */
     for (int i = st->npend - 1; i >= 0; i--) {
         if (now > st->pend[i].deadline) {
             stranger(st, &st->pend[i], "no handshake within 3 s");
@@ -365,6 +365,8 @@ srun_step_poll(srun_step *st)
             read_pending(st, i);
         }
     }
+    resume_accepting(st);
+    accept_new(st);
     drain(st, &st->out[0]);
     drain(st, &st->out[1]);
     reap(st);
