@@ -13,6 +13,9 @@ void
 cfg_slurm_env_read(cfg_slurm_env *env, const char *(*get)(const char *))
 {
     env->in_step = get("SLURM_STEP_NODELIST") != NULL;
+    env->step_tasks = env->in_step ? get("SLURM_STEP_NUM_TASKS") : NULL;
+    env->procid = env->in_step ? get("SLURM_PROCID") : NULL;
+    env->pty_port = env->in_step ? get("SLURM_PTY_PORT") : NULL;
     if (env->in_step) { /* the step's (slurm_alloc.h) */
         env->nodelist = get("SLURM_STEP_NODELIST");
         env->num_nodes = get("SLURM_STEP_NUM_NODES");
@@ -33,6 +36,19 @@ int
 cfg_slurm_in_allocation(const cfg_slurm_env *env)
 {
     return env->nodelist && env->num_nodes && env->tasks_per_node;
+}
+
+long
+cfg_slurm_step_copies(const cfg_slurm_env *env)
+{
+    long n;
+
+    if (!env->in_step || env->step_tasks == NULL ||
+        hvd_parse_long(env->step_tasks, 1, 1L << 30, &n) != 0)
+        return 0;
+    if (env->pty_port && env->procid && strcmp(env->procid, "0") == 0)
+        return 0;
+    return n > 1 ? n : 0;
 }
 
 /* One item, "2" or "2(x3)": its count and how many nodes it covers. */

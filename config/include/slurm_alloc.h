@@ -21,6 +21,12 @@ typedef struct cfg_slurm_env {
      * then the step's own: SLURM_STEP_NODELIST, SLURM_STEP_NUM_NODES and
      * SLURM_STEP_TASKS_PER_NODE above. */
     int in_step;
+    /* Inside a step: its task count (SLURM_STEP_NUM_TASKS), this task's
+     * number (SLURM_PROCID) and, in srun --pty's step, SLURM_PTY_PORT;
+     * NULL when not set. */
+    const char *step_tasks;
+    const char *procid;
+    const char *pty_port;
 } cfg_slurm_env;
 
 /* Reads the variables through get (getenv, or a test's own). */
@@ -28,6 +34,13 @@ void cfg_slurm_env_read(cfg_slurm_env *env, const char *(*get)(const char *));
 
 /* 1 when all three are set: the test mpiexec.hydra makes. */
 int cfg_slurm_in_allocation(const cfg_slurm_env *env);
+
+/* The step's task count when hvdrun runs as one of several tasks of a
+ * job step (srun -n 3 hvdrun ...: each task a copy of hvdrun), else 0.
+ * Task 0 of srun --pty's step is no copy, however many tasks the step
+ * has: its shell is the one a user types into (srun -N 2 -n 4 --pty
+ * bash; the other tasks get no input, and a shell there ends). */
+long cfg_slurm_step_copies(const cfg_slurm_env *env);
 
 /* Expands SLURM_TASKS_PER_NODE ("2(x3),1") into counts[0..n-1], one per
  * node; the spec must describe exactly n nodes, each count >= 1. */

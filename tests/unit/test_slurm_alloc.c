@@ -27,11 +27,11 @@ static const struct {
     {"q", "q"},
 };
 
-static const char *fake[8][2];
+static const char *fake[10][2];
 static const char *
 fake_get(const char *name)
 {
-    for (int i = 0; i < 8 && fake[i][0]; i++)
+    for (int i = 0; i < 10 && fake[i][0]; i++)
         if (strcmp(fake[i][0], name) == 0)
             return fake[i][1];
     return NULL;
@@ -211,6 +211,48 @@ START_TEST(inside_a_step_the_allocation_is_the_steps)
 }
 END_TEST
 
+/* srun -N 3 -n 3 hvdrun ...: three copies, each of which would start the
+ * whole job; one task of a step, the job's own shell, and task 0's shell
+ * of srun -N 2 -n 4 --pty bash (the one a user types into) are not
+ * copies. */
+START_TEST(several_tasks_of_a_step_are_copies)
+{
+    static const char *step[][2] = {
+        {"SLURM_NODELIST", "h[1-3]"},
+        {"SLURM_NNODES", "3"},
+        {"SLURM_TASKS_PER_NODE", "1(x3)"},
+        {"SLURM_STEP_NODELIST", "h[1-3]"},
+        {"SLURM_STEP_NUM_NODES", "3"},
+        {"SLURM_STEP_TASKS_PER_NODE", "1(x3)"},
+        {"SLURM_STEP_NUM_TASKS", "3"},
+        {"SLURM_PROCID", "2"},
+    };
+    cfg_slurm_env env;
+
+    memset(fake, 0, sizeof(fake));
+    memcpy(fake, step, sizeof(step));
+    cfg_slurm_env_read(&env, fake_get);
+    ck_assert_int_eq(cfg_slurm_step_copies(&env), 3);
+    ck_assert_str_eq(env.procid, "2");
+    fake[6][1] = "1";
+    cfg_slurm_env_read(&env, fake_get);
+    ck_assert_int_eq(cfg_slurm_step_copies(&env), 0);
+    fake[6][1] = "4";
+    fake[8][0] = "SLURM_PTY_PORT", fake[8][1] = "39271";
+    cfg_slurm_env_read(&env, fake_get);
+    ck_assert_int_eq(cfg_slurm_step_copies(&env), 4); /* task 2 of 4 */
+    fake[7][1] = "0";
+    cfg_slurm_env_read(&env, fake_get);
+    ck_assert_int_eq(cfg_slurm_step_copies(&env), 0);
+    /* no step: salloc's shell or the batch script (the task count there
+     * is the job's, not a count of hvdruns) */
+    fake[8][0] = "UNSET";
+    fake[3][0] = "UNSET";
+    cfg_slurm_env_read(&env, fake_get);
+    ck_assert_int_eq(cfg_slurm_step_copies(&env), 0);
+}
+END_TEST
+
 static Suite *
 suite(void)
 {
@@ -225,6 +267,7 @@ suite(void)
     tcase_add_loop_test(tc, bad_allocations, 0, sizeof(bad) / sizeof(bad[0]));
     ADD(tc, detection_needs_all_three);
     ADD(tc, inside_a_step_the_allocation_is_the_steps);
+    ADD(tc, several_tasks_of_a_step_are_copies);
     suite_add_tcase(s, tc);
     return s;
 }
