@@ -6,6 +6,42 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* What Slurm tells one srun task about itself (hvdrun's own task, in a
+ * batch script or srun --pty's shell): no rank is that task, and a
+ * framework that reads SLURM_PROCID would take every rank for rank 0. */
+static const char *const slurm_task_vars[] = {"SLURM_PROCID", "SLURM_LOCALID",
+                                              "SLURM_GTIDS", "SLURM_TASK_PID"};
+
+/* What Slurm tells a task about its node: true of the node the variables
+ * were set on only. */
+static const char *const slurm_node_vars[] = {
+    "SLURMD_NODENAME", "SLURM_NODEID", "SLURM_TOPOLOGY_ADDR",
+    "SLURM_TOPOLOGY_ADDR_PATTERN", "SLURM_CPUS_ON_NODE"};
+
+static int
+named(const char *entry, size_t n, const char *const *names, size_t count)
+{
+    for (size_t i = 0; i < count; i++)
+        if (strlen(names[i]) == n && strncmp(entry, names[i], n) == 0)
+            return 1;
+    return 0;
+}
+
+int
+worker_env_node(envlist *base)
+{
+    size_t count = sizeof(slurm_node_vars) / sizeof(slurm_node_vars[0]);
+
+    for (size_t i = 0; i < count; i++) {
+        const char *v = getenv(slurm_node_vars[i]);
+        if (v == NULL)
+            envlist_unset(base, slurm_node_vars[i]);
+        else if (envlist_set(base, slurm_node_vars[i], v) != 0)
+            return -1;
+    }
+    return 0;
+}
+
 int
 worker_env_dropped(const char *entry)
 {
@@ -16,6 +52,9 @@ worker_env_dropped(const char *entry)
     if (strncmp(entry, "BASH_FUNC_", 10) == 0)
         return 1;
     if (n == 6 && strncmp(entry, "OLDPWD", 6) == 0)
+        return 1;
+    if (named(entry, n, slurm_task_vars,
+              sizeof(slurm_task_vars) / sizeof(slurm_task_vars[0])))
         return 1;
     /* A token from an outer job must not leak into this one. */
     if (n == strlen(HVDD_TOKEN_ENV) && strncmp(entry, HVDD_TOKEN_ENV, n) == 0)

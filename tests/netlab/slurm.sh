@@ -59,15 +59,18 @@ check "--remote-hvdrun: the nodes' hvdrun --agent-srun starts the agents, exit 0
 say_err "$RC"
 
 # --- identity and network on every rank, over srun alone ---
-sal -N 3 -n 6 "$HVDRUN" sh -c 'echo "id $HOROVOD_RANK $HOROVOD_SIZE $HOROVOD_LOCAL_RANK $HOROVOD_CROSS_RANK $HOROVOD_GLOO_IFACE $(ip -4 -o addr show dev $HOROVOD_GLOO_IFACE | awk "{print \$4}")"'
+# (SLURMD_NODENAME and SLURM_NODEID are the rank's node's, not the
+# launcher's; SLURM_PROCID, of hvdrun's own task where it has one, no
+# rank's)
+sal -N 3 -n 6 "$HVDRUN" sh -c 'echo "id $HOROVOD_RANK $HOROVOD_SIZE $HOROVOD_LOCAL_RANK $HOROVOD_CROSS_RANK $HOROVOD_GLOO_IFACE $(ip -4 -o addr show dev $HOROVOD_GLOO_IFACE | awk "{print \$4}") $SLURMD_NODENAME $SLURM_NODEID ${SLURM_PROCID-none}"'
 check "identity job: exit 0" [ "$RC" -eq 0 ]
 say_err "$RC"
 for r in 0 1 2 3 4 5; do
     h=$((r / 2))
     iface=eth0
     [ $(((h + 1) % 2)) -eq 0 ] && iface=ens5
-    check "rank $r: on node h$((h + 1)), the real interface ($iface)" \
-        grep -qxF "[$r]<stdout>:id $r 6 $((r % 2)) $h $iface ${ADDR[$h]}/24" "$TMP/out"
+    check "rank $r: on node h$((h + 1)), the real interface ($iface), its Slurm node" \
+        grep -qxF "[$r]<stdout>:id $r 6 $((r % 2)) $h $iface ${ADDR[$h]}/24 h$((h + 1)) $h none" "$TMP/out"
 done
 check "identity job: nothing left on any node" within 10 nodes_clean
 
@@ -85,6 +88,15 @@ check "inside a 1-node step: the step's node and task" \
     [ "$RC" -eq 0 -a "$(grep -c '^\[0\]<stdout>:on h3 of 1$' "$TMP/out")" -eq 1 ]
 say_err "$RC"
 check "inside a step: nothing left on any node" within 10 nodes_clean
+
+# --- hvdrun started by srun once per task: refused, no job runs ---
+# (each copy started a whole job of its own: three jobs of three ranks)
+sal -N 3 -n 3 srun -N 3 -n 3 "$HVDRUN" sh -c "echo ran >>'$TMP/copies'"
+check "srun -n 3 hvdrun: refused (exit 64), said once, naming the copies" \
+    [ "$RC" -eq 64 -a "$(grep -c 'srun started 3 copies of hvdrun' "$TMP/err")" -eq 1 ]
+check "srun -n 3 hvdrun: no rank ran" [ ! -e "$TMP/copies" ]
+say_err "$RC"
+check "srun -n 3 hvdrun: nothing left on any node" within 10 nodes_clean
 
 # --- an allocation of one node, from this host (a login node's salloc) ---
 # (its one agent was taken for a host joining a loopback job: every
@@ -229,15 +241,21 @@ check "hvdrun-ssh inside an allocation: the Slurm job runs, exit 0" [ "$RC" -eq 
 say_err "$RC"
 
 # --- sbatch: hvdrun in the batch script, on the allocation's first node ---
+# (the batch script is task 0 of the batch step: its SLURM_PROCID and
+# SLURMD_NODENAME reached every rank, on every node)
 cat >"$TMP/job.sh" <<JOB
 #!/bin/sh
 #SBATCH -N 2 -n 4
+"$HVDRUN" sh -c 'echo "slurm \$HOROVOD_RANK \$SLURMD_NODENAME \${SLURM_PROCID-none}"' || exit 1
 exec "$HVDRUN" "$CHECK"
 JOB
 timeout -k 5 120 sbatch --wait -J "$MARK" -o "$TMP/batch.out" "$TMP/job.sh" >/dev/null 2>"$TMP/err"
 RC=$?
 check "sbatch: exit 0" [ "$RC" -eq 0 ]
 check "sbatch: 4 ranks passed" [ "$(grep -c 'checks passed$' "$TMP/batch.out")" -eq 4 ]
+check "sbatch: each rank has its node's SLURMD_NODENAME and no SLURM_PROCID" \
+    [ "$(grep -c '^\[[01]\]<stdout>:slurm [01] h1 none$' "$TMP/batch.out")" -eq 2 -a \
+      "$(grep -c '^\[[23]\]<stdout>:slurm [23] h2 none$' "$TMP/batch.out")" -eq 2 ]
 [ "$RC" -eq 0 ] || tail -n 5 "$TMP/batch.out" | sed 's/^/  | /'
 check "sbatch: nothing left on any node" within 20 nodes_clean
 

@@ -1,3 +1,4 @@
+#include <stdlib.h>
 #include <string.h>
 
 #include "unit.h"
@@ -52,6 +53,40 @@ START_TEST(dropped_variables)
     ck_assert(!worker_env_dropped("PATH=/bin"));
     ck_assert(!worker_env_dropped("OLDPWDX=1"));
     ck_assert(worker_env_dropped("HVDD_TOKEN=abc"));
+    /* hvdrun's own srun task (a batch script, srun --pty's shell) */
+    ck_assert(worker_env_dropped("SLURM_PROCID=0"));
+    ck_assert(worker_env_dropped("SLURM_LOCALID=0"));
+    ck_assert(worker_env_dropped("SLURM_GTIDS=0"));
+    ck_assert(worker_env_dropped("SLURM_TASK_PID=4242"));
+    ck_assert(!worker_env_dropped("SLURM_PROCIDX=1"));
+    ck_assert(!worker_env_dropped("SLURM_JOB_ID=7"));
+}
+END_TEST
+
+/* An agent's workers get its node's Slurm variables, not the launch
+ * node's: slurmstepd set them for the agent; where it did not (over SSH),
+ * the launcher's go. The rest of the base stays. */
+START_TEST(node_variables_are_the_agents)
+{
+    envlist base = {0};
+
+    ck_assert_int_eq(envlist_set(&base, "SLURMD_NODENAME", "h1"), 0);
+    ck_assert_int_eq(envlist_set(&base, "SLURM_NODEID", "0"), 0);
+    ck_assert_int_eq(envlist_set(&base, "SLURM_JOB_ID", "7"), 0);
+    ck_assert_int_eq(envlist_set(&base, "SLURM_CPUS_ON_NODE", "2"), 0);
+    ck_assert_int_eq(setenv("SLURMD_NODENAME", "h2", 1), 0);
+    ck_assert_int_eq(setenv("SLURM_NODEID", "1", 1), 0);
+    ck_assert_int_eq(unsetenv("SLURM_CPUS_ON_NODE"), 0);
+    ck_assert_int_eq(unsetenv("SLURM_TOPOLOGY_ADDR"), 0);
+    ck_assert_int_eq(worker_env_node(&base), 0);
+    ck_assert_str_eq(envlist_get(&base, "SLURMD_NODENAME"), "h2");
+    ck_assert_str_eq(envlist_get(&base, "SLURM_NODEID"), "1");
+    ck_assert_ptr_null(envlist_get(&base, "SLURM_CPUS_ON_NODE"));
+    ck_assert_ptr_null(envlist_get(&base, "SLURM_TOPOLOGY_ADDR"));
+    ck_assert_str_eq(envlist_get(&base, "SLURM_JOB_ID"), "7");
+    ck_assert_uint_eq(base.n, 3);
+    ck_assert_ptr_null(base.v[3]);
+    envlist_release(&base);
 }
 END_TEST
 
@@ -89,6 +124,7 @@ suite(void)
 
     ADD(tc, identity_variables);
     ADD(tc, dropped_variables);
+    ADD(tc, node_variables_are_the_agents);
     ADD(tc, base_forwards_filters_and_overrides);
     suite_add_tcase(s, tc);
     return s;
