@@ -43,10 +43,12 @@ cfg_slurm_step_copies(const cfg_slurm_env *env)
 {
     long n;
 
-    if (!env->in_step || env->step_tasks == NULL ||
+    /* (every task srun starts has SLURM_PROCID: without it, the step's
+     * variables were inherited, by a worker of a job started there) */
+    if (!env->in_step || env->step_tasks == NULL || env->procid == NULL ||
         hvd_parse_long(env->step_tasks, 1, 1L << 30, &n) != 0)
         return 0;
-    if (env->pty_port && env->procid && strcmp(env->procid, "0") == 0)
+    if (env->pty_port && strcmp(env->procid, "0") == 0)
         return 0;
     return n > 1 ? n : 0;
 }

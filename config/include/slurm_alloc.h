@@ -39,7 +39,9 @@ int cfg_slurm_in_allocation(const cfg_slurm_env *env);
  * job step (srun -n 3 hvdrun ...: each task a copy of hvdrun), else 0.
  * Task 0 of srun --pty's step is no copy, however many tasks the step
  * has: its shell is the one a user types into (srun -N 2 -n 4 --pty
- * bash; the other tasks get no input, and a shell there ends). */
+ * bash; the other tasks get no input, and a shell there ends). Nor is a
+ * process without SLURM_PROCID, which srun gives every task: a worker
+ * that inherited the step's variables from a job started in it. */
 long cfg_slurm_step_copies(const cfg_slurm_env *env);
 
 /* Expands SLURM_TASKS_PER_NODE ("2(x3),1") into counts[0..n-1], one per

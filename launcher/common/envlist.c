@@ -67,18 +67,6 @@ envlist_put(envlist *l, const char *entry)
     return store(l, copy, eq - entry);
 }
 
-void
-envlist_unset(envlist *l, const char *name)
-{
-    char **slot = find(l, name, strlen(name));
-
-    if (slot == NULL)
-        return;
-    free(*slot);
-    *slot = l->v[--l->n]; /* (the order of an environment is no one's) */
-    l->v[l->n] = NULL;
-}
-
 const char *
 envlist_get(const envlist *l, const char *name)
 {

@@ -13,10 +13,13 @@ static const char *const slurm_task_vars[] = {"SLURM_PROCID", "SLURM_LOCALID",
                                               "SLURM_GTIDS", "SLURM_TASK_PID"};
 
 /* What Slurm tells a task about its node: true of the node the variables
- * were set on only. */
+ * were set on only. The launcher's go (unless -x names them), and each
+ * host's own come back where its workers start (worker_env_node). */
 static const char *const slurm_node_vars[] = {
     "SLURMD_NODENAME", "SLURM_NODEID", "SLURM_TOPOLOGY_ADDR",
     "SLURM_TOPOLOGY_ADDR_PATTERN", "SLURM_CPUS_ON_NODE"};
+
+#define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
 static int
 named(const char *entry, size_t n, const char *const *names, size_t count)
@@ -30,13 +33,10 @@ named(const char *entry, size_t n, const char *const *names, size_t count)
 int
 worker_env_node(envlist *base)
 {
-    size_t count = sizeof(slurm_node_vars) / sizeof(slurm_node_vars[0]);
-
-    for (size_t i = 0; i < count; i++) {
-        const char *v = getenv(slurm_node_vars[i]);
-        if (v == NULL)
-            envlist_unset(base, slurm_node_vars[i]);
-        else if (envlist_set(base, slurm_node_vars[i], v) != 0)
+    for (size_t i = 0; i < COUNT(slurm_node_vars); i++) {
+        const char *name = slurm_node_vars[i], *v = getenv(name);
+        if (v && envlist_get(base, name) == NULL && /* (-x's stays) */
+            envlist_set(base, name, v) != 0)
             return -1;
     }
     return 0;
@@ -53,8 +53,8 @@ worker_env_dropped(const char *entry)
         return 1;
     if (n == 6 && strncmp(entry, "OLDPWD", 6) == 0)
         return 1;
-    if (named(entry, n, slurm_task_vars,
-              sizeof(slurm_task_vars) / sizeof(slurm_task_vars[0])))
+    if (named(entry, n, slurm_task_vars, COUNT(slurm_task_vars)) ||
+        named(entry, n, slurm_node_vars, COUNT(slurm_node_vars)))
         return 1;
     /* A token from an outer job must not leak into this one. */
     if (n == strlen(HVDD_TOKEN_ENV) && strncmp(entry, HVDD_TOKEN_ENV, n) == 0)

@@ -117,6 +117,34 @@ check_launcher(const settings *s)
     return 0;
 }
 
+/* srun -n 3 hvdrun ...: srun started hvdrun as several tasks, and each
+ * copy would run the whole job (three jobs of three ranks). Refused when
+ * the hosts are the allocation's, or when the job would start an srun
+ * step (-H naming nodes: a copy per node running a job on its own node
+ * alone, -H $SLURMD_NODENAME:4, is a job per node, and runs). Task 0
+ * says so, once; every copy exits 64. The other tasks of srun --pty's
+ * step (whose output goes nowhere) end 0 at once, so that srun's code is
+ * task 0's job's. */
+static int
+refuse_copies(const settings *s, int *done)
+{
+    int own_step = s->launcher == LAUNCH_SLURM &&
+                   !(all_hosts_local(s) && !settings_elastic(s));
+
+    if (s->step_copies == 0 || (!s->from_allocation && !own_step))
+        return 0;
+    if (s->copy_in_pty)
+        return *done = 1, 0;
+    if (s->copy_speaks)
+        fprintf(stderr,
+                "hvdrun: srun started %ld copies of hvdrun (a step of %ld "
+                "tasks), each of which would run the whole job: run hvdrun "
+                "once (from the batch script, salloc's shell or srun -n 1); "
+                "it starts every rank itself\n",
+                s->step_copies, s->step_copies);
+    return HVD_EXIT_USAGE;
+}
+
 /* How the agents would start, for --dry-run. */
 static void
 print_launch(const settings *s, FILE *f)
@@ -410,6 +438,9 @@ run_attempts(settings *s, envlist *base, worker_net *net, char **argv)
 
     if (settings_elastic(s) && envlist_set(base, "HOROVOD_ELASTIC", "1") != 0)
         return HVD_EXIT_LAUNCH;
+    /* (an agent's workers get their node's own: worker_env_node there) */
+    if (local && worker_env_node(base) != 0)
+        return HVD_EXIT_LAUNCH;
     for (long k = 0; k <= (most < 0 ? 0 : most); k++) {
         if (most >= 0) {
             snprintf(count, sizeof(count), "%ld", most);
@@ -454,7 +485,8 @@ main(int argc, char **argv)
         return exec_sibling("hvdrun-srun-agent", argv + 1);
     if ((code = settings_load(argc, argv, &s, &done)) != 0 || done)
         goto out;
-    if ((code = check_launcher(&s)) != 0)
+    if ((code = check_launcher(&s)) != 0 ||
+        (code = refuse_copies(&s, &done)) != 0 || done)
         goto out;
     if (cfg_values_flag(&s.values, CFG_OPT_CHECK_SSH)) {
 #ifdef HVD_WITH_SSH

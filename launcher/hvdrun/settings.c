@@ -93,27 +93,6 @@ check_auto_slurm(settings *s, const cfg_slurm_env *slurm)
     cfg_hostlist_release(&nodes);
 }
 
-/* srun -n 3 hvdrun ...: each task of the step is a hvdrun of its own,
- * and each would start the whole job through srun (three jobs of three
- * ranks). Task 0 says so, once; every copy exits 64. (With -H and SSH or
- * --launcher local, a copy per node is a job per node: allowed.) */
-static int
-refuse_copies(const settings *s, const cfg_slurm_env *slurm)
-{
-    long copies = cfg_slurm_step_copies(slurm);
-
-    if (s->launcher != LAUNCH_SLURM || copies == 0)
-        return 0;
-    if (slurm->procid == NULL || strcmp(slurm->procid, "0") == 0)
-        fprintf(stderr,
-                "hvdrun: srun started %ld copies of hvdrun (a step of %ld "
-                "tasks), each of which would start the whole job: run "
-                "hvdrun once (from the batch script, salloc's shell or "
-                "srun -n 1); it starts every rank through srun itself\n",
-                copies, copies);
-    return HVD_EXIT_USAGE;
-}
-
 /* No -H and no host file: the allocation's nodes and tasks, under srun. */
 static int
 load_allocation(settings *s, const cfg_slurm_env *slurm)
@@ -181,11 +160,14 @@ load_hosts(settings *s)
                                           "--host-discovery-script, not two")
                             : load_discovered(s);
     cfg_slurm_env_read(&slurm, get_env);
+    s->step_copies = cfg_slurm_step_copies(&slurm);
+    s->copy_in_pty = slurm.pty_port != NULL;
+    s->copy_speaks = slurm.procid && strcmp(slurm.procid, "0") == 0;
     if ((r = choose_launcher(s, &slurm)) != 0)
         return r;
     if (spec) {
         if (cfg_hostspec_parse(spec, &s->hosts, &e) == 0)
-            return check_auto_slurm(s, &slurm), refuse_copies(s, &slurm);
+            return check_auto_slurm(s, &slurm), 0;
         /* (e names the entry: a long spec is cut, not the reason) */
         snprintf(msg, sizeof(msg), "bad -H '%.80s%s': %s", spec,
                  strlen(spec) > 80 ? "..." : "", e.msg);
@@ -193,13 +175,12 @@ load_hosts(settings *s)
     }
     if (file) {
         if (cfg_hostfile_load(file, &s->hosts, &e) == 0)
-            return check_auto_slurm(s, &slurm), refuse_copies(s, &slurm);
+            return check_auto_slurm(s, &slurm), 0;
         fprintf(stderr, "hvdrun: bad host file: %s\n", e.msg);
         return HVD_EXIT_CONFIG;
     }
     if (s->launcher == LAUNCH_SLURM)
-        return refuse_copies(s, &slurm) ? HVD_EXIT_USAGE
-                                        : load_allocation(s, &slurm);
+        return load_allocation(s, &slurm);
     if (np <= 0)
         return usage_error("give -np N, or hosts with -H or --hostfile");
     snprintf(msg, sizeof(msg), "localhost:%ld", np);

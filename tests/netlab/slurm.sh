@@ -97,6 +97,27 @@ check "srun -n 3 hvdrun: refused (exit 64), said once, naming the copies" \
 check "srun -n 3 hvdrun: no rank ran" [ ! -e "$TMP/copies" ]
 say_err "$RC"
 check "srun -n 3 hvdrun: nothing left on any node" within 10 nodes_clean
+# a copy per node that runs a job on its own node alone is a job per node
+cat >"$TMP/per_node.sh" <<EOF
+#!/bin/sh
+addr=\$(ip -4 -o addr show scope global | awk '{split(\$4, a, "/"); print a[1]; exit}')
+exec "$HVDRUN" -H "\$addr:2" sh -c 'echo "job on \$SLURMD_NODENAME rank \$HOROVOD_RANK of \$HOROVOD_SIZE"'
+EOF
+chmod +x "$TMP/per_node.sh"
+sal -N 2 -n 2 srun -N 2 -n 2 "$TMP/per_node.sh"
+check "srun -N 2 -n 2, each hvdrun -H its own address: a job per node, exit 0" \
+    [ "$RC" -eq 0 -a "$(grep -c 'job on h1 rank [01] of 2$' "$TMP/out")" -eq 2 -a \
+      "$(grep -c 'job on h2 rank [01] of 2$' "$TMP/out")" -eq 2 ]
+say_err "$RC"
+# srun --pty runs every task, task 0's in the terminal: one job, whose
+# code is srun's (the other tasks, whose output goes nowhere, end 0)
+if command -v script >/dev/null; then
+    sal -N 3 -n 3 script -qec "srun -N 3 -n 3 --pty $HVDRUN sh -c 'echo ranks \$HOROVOD_SIZE'" /dev/null
+    check "srun -n 3 --pty hvdrun: one job of 3 ranks, exit 0" \
+        [ "$RC" -eq 0 -a "$(grep -c 'ranks 3' "$TMP/out")" -eq 3 ]
+    say_err "$RC"
+    check "srun --pty hvdrun: nothing left on any node" within 10 nodes_clean
+fi
 
 # --- an allocation of one node, from this host (a login node's salloc) ---
 # (its one agent was taken for a host joining a loopback job: every

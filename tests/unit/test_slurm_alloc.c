@@ -212,9 +212,9 @@ START_TEST(inside_a_step_the_allocation_is_the_steps)
 END_TEST
 
 /* srun -N 3 -n 3 hvdrun ...: three copies, each of which would start the
- * whole job; one task of a step, the job's own shell, and task 0's shell
- * of srun -N 2 -n 4 --pty bash (the one a user types into) are not
- * copies. */
+ * whole job; one task of a step, the job's own shell, task 0's shell of
+ * srun -N 2 -n 4 --pty bash (the one a user types into), and a process
+ * without SLURM_PROCID are not copies. */
 START_TEST(several_tasks_of_a_step_are_copies)
 {
     static const char *step[][2] = {
@@ -244,6 +244,15 @@ START_TEST(several_tasks_of_a_step_are_copies)
     fake[7][1] = "0";
     cfg_slurm_env_read(&env, fake_get);
     ck_assert_int_eq(cfg_slurm_step_copies(&env), 0);
+    /* no SLURM_PROCID: not a task of the step but a worker of a job
+     * started in it, which inherited the step's variables */
+    fake[8][0] = "UNSET";
+    fake[7][0] = "UNSET";
+    cfg_slurm_env_read(&env, fake_get);
+    ck_assert_int_eq(cfg_slurm_step_copies(&env), 0);
+    fake[7][0] = "SLURM_PROCID";
+    cfg_slurm_env_read(&env, fake_get);
+    ck_assert_int_eq(cfg_slurm_step_copies(&env), 4);
     /* no step: salloc's shell or the batch script (the task count there
      * is the job's, not a count of hvdruns) */
     fake[8][0] = "UNSET";

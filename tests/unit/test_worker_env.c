@@ -63,30 +63,45 @@ START_TEST(dropped_variables)
 }
 END_TEST
 
-/* An agent's workers get its node's Slurm variables, not the launch
- * node's: slurmstepd set them for the agent; where it did not (over SSH),
- * the launcher's go. The rest of the base stays. */
-START_TEST(node_variables_are_the_agents)
+/* The launch node's Slurm variables of a node are dropped (each host
+ * gets its own where its workers start), unless -x names them; an
+ * agent's workers get its node's, set by slurmstepd; where it has none
+ * (over SSH) they have none; -x's value stays. */
+START_TEST(node_variables_are_each_hosts_own)
 {
+    static const char *const node[] = {
+        "SLURMD_NODENAME", "SLURM_NODEID", "SLURM_TOPOLOGY_ADDR",
+        "SLURM_TOPOLOGY_ADDR_PATTERN", "SLURM_CPUS_ON_NODE"};
+    char *environ_[] = {"SLURMD_NODENAME=h1", "SLURM_NODEID=0",
+                        "SLURM_CPUS_ON_NODE=2", "SLURM_JOB_ID=7", NULL};
+    cfg_values job;
     envlist base = {0};
+    const char *missing;
 
-    ck_assert_int_eq(envlist_set(&base, "SLURMD_NODENAME", "h1"), 0);
-    ck_assert_int_eq(envlist_set(&base, "SLURM_NODEID", "0"), 0);
-    ck_assert_int_eq(envlist_set(&base, "SLURM_JOB_ID", "7"), 0);
-    ck_assert_int_eq(envlist_set(&base, "SLURM_CPUS_ON_NODE", "2"), 0);
+    for (size_t i = 0; i < sizeof(node) / sizeof(node[0]); i++)
+        ck_assert(worker_env_dropped(node[i]));
+    cfg_values_init(&job);
+    ck_assert_int_eq(
+        cfg_values_set(&job, CFG_OPT_ENV, "SLURM_CPUS_ON_NODE=4", NULL), 0);
+    ck_assert_int_eq(worker_env_base(&base, environ_, &job, &missing), 0);
+    ck_assert_ptr_null(envlist_get(&base, "SLURMD_NODENAME"));
+    ck_assert_ptr_null(envlist_get(&base, "SLURM_NODEID"));
+    ck_assert_str_eq(envlist_get(&base, "SLURM_CPUS_ON_NODE"), "4");
+    ck_assert_str_eq(envlist_get(&base, "SLURM_JOB_ID"), "7");
+    /* the agent on h2 */
+    for (size_t i = 0; i < sizeof(node) / sizeof(node[0]); i++)
+        ck_assert_int_eq(unsetenv(node[i]), 0);
     ck_assert_int_eq(setenv("SLURMD_NODENAME", "h2", 1), 0);
     ck_assert_int_eq(setenv("SLURM_NODEID", "1", 1), 0);
-    ck_assert_int_eq(unsetenv("SLURM_CPUS_ON_NODE"), 0);
-    ck_assert_int_eq(unsetenv("SLURM_TOPOLOGY_ADDR"), 0);
+    ck_assert_int_eq(setenv("SLURM_CPUS_ON_NODE", "8", 1), 0);
     ck_assert_int_eq(worker_env_node(&base), 0);
     ck_assert_str_eq(envlist_get(&base, "SLURMD_NODENAME"), "h2");
     ck_assert_str_eq(envlist_get(&base, "SLURM_NODEID"), "1");
-    ck_assert_ptr_null(envlist_get(&base, "SLURM_CPUS_ON_NODE"));
+    ck_assert_str_eq(envlist_get(&base, "SLURM_CPUS_ON_NODE"), "4"); /* -x */
     ck_assert_ptr_null(envlist_get(&base, "SLURM_TOPOLOGY_ADDR"));
-    ck_assert_str_eq(envlist_get(&base, "SLURM_JOB_ID"), "7");
-    ck_assert_uint_eq(base.n, 3);
-    ck_assert_ptr_null(base.v[3]);
+    ck_assert_ptr_null(envlist_get(&base, "SLURM_TOPOLOGY_ADDR_PATTERN"));
     envlist_release(&base);
+    cfg_values_release(&job);
 }
 END_TEST
 
@@ -124,7 +139,7 @@ suite(void)
 
     ADD(tc, identity_variables);
     ADD(tc, dropped_variables);
-    ADD(tc, node_variables_are_the_agents);
+    ADD(tc, node_variables_are_each_hosts_own);
     ADD(tc, base_forwards_filters_and_overrides);
     suite_add_tcase(s, tc);
     return s;

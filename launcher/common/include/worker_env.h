@@ -20,12 +20,14 @@ typedef struct worker_net {
 } worker_net;
 
 /* The part every rank shares: the launcher's environment less what must
- * not travel (BASH_FUNC_*, OLDPWD, *CUDA_VISIBLE_DEVICES, the Slurm
- * variables of hvdrun's own task: SLURM_PROCID, SLURM_LOCALID,
- * SLURM_GTIDS, SLURM_TASK_PID), Horovod's
- * tunables from the settings, then -x NAME / NAME=VALUE. An -x NAME that
- * the launcher's environment lacks is reported through *missing (the first
- * one) and skipped. Returns 0 or -1 (out of memory). */
+ * not travel (BASH_FUNC_*, OLDPWD, *CUDA_VISIBLE_DEVICES; Slurm's
+ * variables of hvdrun's own task, SLURM_PROCID, SLURM_LOCALID,
+ * SLURM_GTIDS and SLURM_TASK_PID, which no rank is; Slurm's variables of
+ * the launch node, which worker_env_node gives each host its own),
+ * Horovod's tunables from the settings, then -x NAME / NAME=VALUE. An -x
+ * NAME that the launcher's environment lacks is reported through
+ * *missing (the first one) and skipped. Returns 0 or -1 (out of
+ * memory). */
 int worker_env_base(envlist *out, char *const *environ_, const cfg_values *vals,
                     const char **missing);
 
@@ -33,11 +35,11 @@ int worker_env_base(envlist *out, char *const *environ_, const cfg_values *vals,
 int worker_env_rank(envlist *out, const envlist *base, const cfg_plan *plan,
                     const cfg_hostlist *hosts, int rank, const worker_net *net);
 
-/* On an agent's host: base's Slurm variables of a node (SLURMD_NODENAME,
- * SLURM_NODEID, SLURM_TOPOLOGY_ADDR[_PATTERN], SLURM_CPUS_ON_NODE) become
- * this process's own (slurmstepd's, for an agent srun started), or go
- * when it has none (an agent over SSH: the launcher's would name the
- * launch node). Returns 0 or -1 (out of memory). */
+/* Where workers start (an agent's host, or this one for a job here):
+ * Slurm's variables of a node (SLURMD_NODENAME, SLURM_NODEID,
+ * SLURM_TOPOLOGY_ADDR[_PATTERN], SLURM_CPUS_ON_NODE) from this process's
+ * environment (slurmstepd's, for an agent srun started; none over SSH),
+ * unless base has them already (-x). Returns 0 or -1 (out of memory). */
 int worker_env_node(envlist *base);
 
 /* 1 when a variable of the launcher must not reach the workers. */

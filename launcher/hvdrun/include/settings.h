@@ -19,6 +19,11 @@ typedef struct settings {
     launcher_kind launcher;
     int from_allocation; /* the hosts are the Slurm allocation's */
     int in_step;         /* ... of the job step hvdrun runs in */
+    /* srun started hvdrun as one of this many tasks of a step, each a
+     * copy (cfg_slurm_step_copies), or 0; whether that step is srun
+     * --pty's, and whether this copy is task 0 */
+    long step_copies;
+    int copy_in_pty, copy_speaks;
     cfg_hostlist hosts;
     cfg_plan plan;
     char **command; /* argv of the worker command; may be empty */
