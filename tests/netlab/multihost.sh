@@ -81,7 +81,8 @@ if /usr/bin/python3 -c 'import torch' 2>/dev/null; then
     if [ -n "${SANITIZE_PRELOAD:-}" ]; then # an ASan libcollective in python3
         PYENV+=(-x "LD_PRELOAD=$SANITIZE_PRELOAD" -x ASAN_OPTIONS=detect_leaks=0)
     fi
-    hvd -H "$H" "${PYENV[@]}" /usr/bin/python3 "$SRC/examples/pytorch_digits.py"
+    # (with ASan, 60 s was too short on a slow day: a bound, not a target)
+    HVD_LIMIT=300 hvd -H "$H" "${PYENV[@]}" /usr/bin/python3 "$SRC/examples/pytorch_digits.py"
     check "pytorch_digits.py across 3 hosts reaches 97% (exit 0)" [ "$RC" -eq 0 ]
     grep "test accuracy .* on 6 ranks" "$TMP/out" || tail -5 "$TMP/err"
     hvd -H "${ADDR[0]}:1,${ADDR[1]}:2,${ADDR[2]}:1" "${PYENV[@]}" \
