@@ -13,10 +13,11 @@ void
 cfg_slurm_env_read(cfg_slurm_env *env, const char *(*get)(const char *))
 {
     env->in_step = get("SLURM_STEP_NODELIST") != NULL;
-    env->step_tasks = env->in_step ? get("SLURM_STEP_NUM_TASKS") : NULL;
-    env->procid = env->in_step ? get("SLURM_PROCID") : NULL;
-    env->pty_port = env->in_step ? get("SLURM_PTY_PORT") : NULL;
+    env->step_tasks = env->procid = env->pty_port = NULL;
     if (env->in_step) { /* the step's (slurm_alloc.h) */
+        env->step_tasks = get("SLURM_STEP_NUM_TASKS");
+        env->procid = get("SLURM_PROCID");
+        env->pty_port = get("SLURM_PTY_PORT");
         env->nodelist = get("SLURM_STEP_NODELIST");
         env->num_nodes = get("SLURM_STEP_NUM_NODES");
         env->tasks_per_node = get("SLURM_STEP_TASKS_PER_NODE");

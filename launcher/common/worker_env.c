@@ -6,11 +6,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* What Slurm tells one srun task about itself (hvdrun's own task, in a
- * batch script or srun --pty's shell): no rank is that task, and a
- * framework that reads SLURM_PROCID would take every rank for rank 0. */
-static const char *const slurm_task_vars[] = {"SLURM_PROCID", "SLURM_LOCALID",
-                                              "SLURM_GTIDS", "SLURM_TASK_PID"};
+/* Names that never travel: OLDPWD; a token from an outer job, which must
+ * not leak into this one; what Slurm tells one srun task about itself
+ * (hvdrun's own task, in a batch script or srun --pty's shell): no rank
+ * is that task, and a framework that reads SLURM_PROCID would take every
+ * rank for rank 0. */
+static const char *const dropped_names[] = {"OLDPWD",       HVDD_TOKEN_ENV,
+                                            "SLURM_PROCID", "SLURM_LOCALID",
+                                            "SLURM_GTIDS",  "SLURM_TASK_PID"};
 
 /* What Slurm tells a task about its node: true of the node the variables
  * were set on only. The launcher's go (unless -x names them), and each
@@ -51,13 +54,8 @@ worker_env_dropped(const char *entry)
 
     if (strncmp(entry, "BASH_FUNC_", 10) == 0)
         return 1;
-    if (n == 6 && strncmp(entry, "OLDPWD", 6) == 0)
-        return 1;
-    if (named(entry, n, slurm_task_vars, COUNT(slurm_task_vars)) ||
+    if (named(entry, n, dropped_names, COUNT(dropped_names)) ||
         named(entry, n, slurm_node_vars, COUNT(slurm_node_vars)))
-        return 1;
-    /* A token from an outer job must not leak into this one. */
-    if (n == strlen(HVDD_TOKEN_ENV) && strncmp(entry, HVDD_TOKEN_ENV, n) == 0)
         return 1;
     /* Each host picks its own devices; the launch host's choice would pin
      * every worker to the same GPU. */

@@ -128,20 +128,21 @@ check_launcher(const settings *s)
 static int
 refuse_copies(const settings *s, int *done)
 {
+    long copies = cfg_slurm_step_copies(&s->slurm);
     int own_step = s->launcher == LAUNCH_SLURM &&
                    !(all_hosts_local(s) && !settings_elastic(s));
 
-    if (s->step_copies == 0 || (!s->from_allocation && !own_step))
+    if (copies == 0 || (!s->from_allocation && !own_step))
         return 0;
-    if (s->copy_in_pty)
+    if (s->slurm.pty_port) /* (task 0 of it is no copy) */
         return *done = 1, 0;
-    if (s->copy_speaks)
+    if (strcmp(s->slurm.procid, "0") == 0) /* (a copy has one) */
         fprintf(stderr,
                 "hvdrun: srun started %ld copies of hvdrun (a step of %ld "
                 "tasks), each of which would run the whole job: run hvdrun "
                 "once (from the batch script, salloc's shell or srun -n 1); "
                 "it starts every rank itself\n",
-                s->step_copies, s->step_copies);
+                copies, copies);
     return HVD_EXIT_USAGE;
 }
 

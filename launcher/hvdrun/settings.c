@@ -104,7 +104,6 @@ load_allocation(settings *s, const cfg_slurm_env *slurm)
         return HVD_EXIT_CONFIG;
     }
     s->from_allocation = 1;
-    s->in_step = slurm->in_step;
     return 0;
 }
 
@@ -148,7 +147,6 @@ load_hosts(settings *s)
     const char *spec = cfg_values_get(&s->values, CFG_OPT_HOSTS);
     const char *file = cfg_values_get(&s->values, CFG_OPT_HOSTFILE);
     long np = cfg_values_long(&s->values, CFG_OPT_NP, 0);
-    cfg_slurm_env slurm;
     char msg[700];
     cfg_err e;
     int r;
@@ -159,15 +157,12 @@ load_hosts(settings *s)
         return spec || file ? usage_error("give hosts with -H, --hostfile or "
                                           "--host-discovery-script, not two")
                             : load_discovered(s);
-    cfg_slurm_env_read(&slurm, get_env);
-    s->step_copies = cfg_slurm_step_copies(&slurm);
-    s->copy_in_pty = slurm.pty_port != NULL;
-    s->copy_speaks = slurm.procid && strcmp(slurm.procid, "0") == 0;
-    if ((r = choose_launcher(s, &slurm)) != 0)
+    cfg_slurm_env_read(&s->slurm, get_env);
+    if ((r = choose_launcher(s, &s->slurm)) != 0)
         return r;
     if (spec) {
         if (cfg_hostspec_parse(spec, &s->hosts, &e) == 0)
-            return check_auto_slurm(s, &slurm), 0;
+            return check_auto_slurm(s, &s->slurm), 0;
         /* (e names the entry: a long spec is cut, not the reason) */
         snprintf(msg, sizeof(msg), "bad -H '%.80s%s': %s", spec,
                  strlen(spec) > 80 ? "..." : "", e.msg);
@@ -175,12 +170,12 @@ load_hosts(settings *s)
     }
     if (file) {
         if (cfg_hostfile_load(file, &s->hosts, &e) == 0)
-            return check_auto_slurm(s, &slurm), 0;
+            return check_auto_slurm(s, &s->slurm), 0;
         fprintf(stderr, "hvdrun: bad host file: %s\n", e.msg);
         return HVD_EXIT_CONFIG;
     }
     if (s->launcher == LAUNCH_SLURM)
-        return load_allocation(s, &slurm);
+        return load_allocation(s, &s->slurm);
     if (np <= 0)
         return usage_error("give -np N, or hosts with -H or --hostfile");
     snprintf(msg, sizeof(msg), "localhost:%ld", np);
@@ -231,7 +226,7 @@ settings_whole_allocation(const settings *s)
 {
     /* (inside a step the allocation is the step's, but srun takes its
      * nodes from the job's: it is told which) */
-    return s->from_allocation && !s->in_step &&
+    return s->from_allocation && !s->slurm.in_step &&
            (size_t)s->plan.nhosts == s->hosts.count;
 }
 

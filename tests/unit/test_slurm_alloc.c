@@ -31,7 +31,7 @@ static const char *fake[10][2];
 static const char *
 fake_get(const char *name)
 {
-    for (int i = 0; i < 10 && fake[i][0]; i++)
+    for (size_t i = 0; i < sizeof(fake) / sizeof(fake[0]) && fake[i][0]; i++)
         if (strcmp(fake[i][0], name) == 0)
             return fake[i][1];
     return NULL;

@@ -6,6 +6,7 @@
 #include "hostlist.h"
 #include "options.h"
 #include "plan.h"
+#include "slurm_alloc.h"
 
 /* How the agents of other hosts start (--launcher). */
 typedef enum launcher_kind {
@@ -18,12 +19,7 @@ typedef struct settings {
     cfg_values values;
     launcher_kind launcher;
     int from_allocation; /* the hosts are the Slurm allocation's */
-    int in_step;         /* ... of the job step hvdrun runs in */
-    /* srun started hvdrun as one of this many tasks of a step, each a
-     * copy (cfg_slurm_step_copies), or 0; whether that step is srun
-     * --pty's, and whether this copy is task 0 */
-    long step_copies;
-    int copy_in_pty, copy_speaks;
+    cfg_slurm_env slurm; /* what Slurm's variables say of hvdrun's place */
     cfg_hostlist hosts;
     cfg_plan plan;
     char **command; /* argv of the worker command; may be empty */
