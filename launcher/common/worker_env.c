@@ -22,6 +22,17 @@ static const char *const slurm_node_vars[] = {
     "SLURMD_NODENAME", "SLURM_NODEID", "SLURM_TOPOLOGY_ADDR",
     "SLURM_TOPOLOGY_ADDR_PATTERN", "SLURM_CPUS_ON_NODE"};
 
+/* What Slurm sets where a step has GPUs, to name that node's (the
+ * step's, or the batch script's: SLURM_JOB_GPUS) GPUs: true of that node
+ * only. Inside a Slurm job the launcher's go, and where Slurm gave the
+ * starting process GPUs, its own come back (worker_env_node). Outside
+ * one they are the user's and travel, but for CUDA_VISIBLE_DEVICES,
+ * which never does (worker_env_dropped). */
+static const char *const slurm_gpu_vars[] = {
+    "CUDA_VISIBLE_DEVICES", "GPU_DEVICE_ORDINAL", "ROCR_VISIBLE_DEVICES",
+    "ZE_AFFINITY_MASK",     "SLURM_STEP_GPUS",    "SLURM_JOB_GPUS",
+    "SLURM_GPUS_ON_NODE"};
+
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
 static int
@@ -34,15 +45,36 @@ named(const char *entry, size_t n, const char *const *names, size_t count)
 }
 
 int
-worker_env_node(envlist *base)
+worker_env_slurm_gpus(const char *entry)
 {
-    for (size_t i = 0; i < COUNT(slurm_node_vars); i++) {
-        const char *name = slurm_node_vars[i], *v = getenv(name);
-        if (v && envlist_get(base, name) == NULL && /* (-x's stays) */
+    const char *eq = strchr(entry, '=');
+    size_t n = eq ? (size_t)(eq - entry) : strlen(entry);
+
+    return named(entry, n, slurm_gpu_vars, COUNT(slurm_gpu_vars));
+}
+
+/* base's NAME from this process's environment, unless base has it (-x) */
+static int
+add_own(envlist *base, const char *const *names, size_t count)
+{
+    for (size_t i = 0; i < count; i++) {
+        const char *name = names[i], *v = getenv(name);
+        if (v && envlist_get(base, name) == NULL &&
             envlist_set(base, name, v) != 0)
             return -1;
     }
     return 0;
+}
+
+int
+worker_env_node(envlist *base)
+{
+    /* (a step with GPUs has SLURM_STEP_GPUS; a batch script SLURM_JOB_GPUS) */
+    int gpus = getenv("SLURM_STEP_GPUS") || getenv("SLURM_JOB_GPUS");
+
+    if (add_own(base, slurm_node_vars, COUNT(slurm_node_vars)) != 0)
+        return -1;
+    return gpus ? add_own(base, slurm_gpu_vars, COUNT(slurm_gpu_vars)) : 0;
 }
 
 int
@@ -74,11 +106,15 @@ worker_env_base(envlist *out, char *const *environ_, const cfg_values *vals,
                 const char **missing)
 {
     size_t i;
+    int in_slurm_job = 0;
 
     *missing = NULL;
     for (i = 0; environ_ && environ_[i]; i++)
-        if (!worker_env_dropped(environ_[i]) && strchr(environ_[i], '=') &&
-            envlist_put(out, environ_[i]) != 0)
+        in_slurm_job |= strncmp(environ_[i], "SLURM_JOB_ID=", 13) == 0;
+    for (i = 0; environ_ && environ_[i]; i++)
+        if (!worker_env_dropped(environ_[i]) &&
+            !(in_slurm_job && worker_env_slurm_gpus(environ_[i])) &&
+            strchr(environ_[i], '=') && envlist_put(out, environ_[i]) != 0)
             return -1;
     if (cfg_values_tunable_env(vals, emit_tunable, out) != 0)
         return -1;

@@ -17,6 +17,7 @@
 #include "rendezvous.h"
 #include "settings.h"
 #include "sibling.h"
+#include "srun_args.h"
 #include "srun_step.h"
 #include "worker_env.h"
 
@@ -150,7 +151,8 @@ refuse_copies(const settings *s, int *done)
 static void
 print_launch(const settings *s, FILE *f)
 {
-    char *nodes[s->plan.nhosts > 0 ? s->plan.nhosts : 1], line[8192];
+    char *nodes[s->plan.nhosts > 0 ? s->plan.nhosts : 1], line[8192],
+        gres[64] = "";
     const char *remote = cfg_values_get(&s->values, CFG_OPT_REMOTE_HVDRUN);
     srun_step_spec spec = {
         .nodes = nodes,
@@ -158,6 +160,7 @@ print_launch(const settings *s, FILE *f)
         .whole_allocation = settings_whole_allocation(s),
         .hvdrun = remote ? remote : "hvdrun",
         .agent = remote ? NULL : "hvdrun-srun-agent",
+        .gres = gres,
     };
 
     if (all_hosts_local(s) && !settings_elastic(s))
@@ -168,6 +171,11 @@ print_launch(const settings *s, FILE *f)
     }
     for (int i = 0; i < s->plan.nhosts; i++)
         nodes[i] = s->hosts.hosts[i].name;
+    if (srun_gres_needed() &&
+        srun_gres_arg(nodes, spec.n, gres, sizeof(gres), line, sizeof(line))) {
+        fprintf(f, "\nagents: cannot start: %s\n", line);
+        return;
+    }
     srun_step_describe(&spec, line, sizeof(line));
     fprintf(f, "\nagents: one srun step%s: %s\n",
             s->from_allocation ? ", hosts from the Slurm allocation" : "",
@@ -258,7 +266,7 @@ static srun_step *
 start_step(const settings *s, const char *secret)
 {
     int n = s->plan.nhosts;
-    char *nodes[n > 0 ? n : 1], err[700], agent[PATH_MAX + 32];
+    char *nodes[n > 0 ? n : 1], err[700], agent[PATH_MAX + 32], gres[64] = "";
     const char *remote = cfg_values_get(&s->values, CFG_OPT_REMOTE_HVDRUN);
     sigset_t now;
     /* the nodes run hvdrun-srun-agent itself, not `hvdrun --agent-srun`:
@@ -270,6 +278,7 @@ start_step(const settings *s, const char *secret)
         .whole_allocation = settings_whole_allocation(s),
         .hvdrun = remote,
         .agent = remote ? NULL : agent,
+        .gres = gres,
         .secret = secret,
         .unblock = &now,
     };
@@ -284,6 +293,11 @@ start_step(const settings *s, const char *secret)
     sigprocmask(SIG_SETMASK, NULL, &now);
     for (int i = 0; i < n; i++)
         nodes[i] = s->hosts.hosts[i].name;
+    if (srun_gres_needed() &&
+        srun_gres_arg(nodes, spec.n, gres, sizeof(gres), err, sizeof(err))) {
+        fprintf(stderr, "hvdrun: %s\n", err);
+        return NULL;
+    }
     if ((st = srun_step_start(&spec, err, sizeof(err))) == NULL)
         fprintf(stderr, "hvdrun: %s\n", err);
     return st;

@@ -22,7 +22,7 @@ srun_argv(const srun_step_spec *spec, char *nodearg, size_t nodelen,
                                   "--mpi=none",          "--cpu-bind=none",
                                   "--input=none",        "--whole",
                                   "--overlap",           "--export=ALL"};
-    char **argv = calloc(16, sizeof(*argv));
+    char **argv = calloc(20, sizeof(*argv));
     size_t used;
     int k = 0;
 
@@ -42,6 +42,8 @@ srun_argv(const srun_step_spec *spec, char *nodearg, size_t nodelen,
                                      i ? "," : "", spec->nodes[i]);
         argv[k++] = nodearg;
     }
+    if (spec->gres && *spec->gres)
+        argv[k++] = (char *)spec->gres;
     if (spec->agent) {
         argv[k++] = (char *)spec->agent;
     } else {

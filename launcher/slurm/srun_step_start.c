@@ -24,6 +24,7 @@
 #include "envlist.h"
 #include "spawn.h"
 #include "srun_args.h"
+#include "worker_env.h"
 
 extern char **environ;
 
@@ -87,6 +88,32 @@ listen_any(int *port)
     return fd;
 }
 
+/* What srun must not take from hvdrun's environment: the job's GPU
+ * requests, which srun reads as its own (SLURM_GPUS_PER_TASK=1 left by
+ * `sbatch --gpus-per-task=1` gave the step of one agent per node one GPU
+ * a node, and SLURM_GPUS=4 of `--gpus=4` made a step of 2 tasks
+ * impossible: "Insufficient GRES"); without them the step has every GPU
+ * of the job on each node, as the workers need. And the launch node's
+ * own GPUs, which would reach the agents through --export=ALL: each
+ * agent has its node's from slurmstepd. */
+static int
+srun_env_kept(const char *entry)
+{
+    static const char *const requests[] = {
+        "SLURM_GPUS",           "SLURM_GPUS_PER_NODE",
+        "SLURM_GPUS_PER_TASK",  "SLURM_GPUS_PER_SOCKET",
+        "SLURM_CPUS_PER_GPU",   "SLURM_MEM_PER_GPU",
+        "SLURM_NTASKS_PER_GPU", "SLURM_GRES",
+        "SLURM_STEP_GRES",      "SLURM_TRES_PER_TASK",
+        "SLURM_GPU_BIND"};
+    size_t n = strcspn(entry, "=");
+
+    for (size_t i = 0; i < sizeof(requests) / sizeof(requests[0]); i++)
+        if (strlen(requests[i]) == n && strncmp(entry, requests[i], n) == 0)
+            return 0;
+    return !worker_env_slurm_gpus(entry);
+}
+
 static int
 start_srun(srun_step *st, const srun_step_spec *spec, int port, char *err,
            size_t errlen)
@@ -98,7 +125,7 @@ start_srun(srun_step *st, const srun_step_spec *spec, int port, char *err,
 
     snprintf(err, errlen, "srun: out of memory");
     for (char **v = environ; *v; v++)
-        if (envlist_put(&env, *v) != 0)
+        if (srun_env_kept(*v) && envlist_put(&env, *v) != 0)
             goto out;
     if (link_value(port, value, sizeof(value)) != 0) {
         snprintf(err, errlen,

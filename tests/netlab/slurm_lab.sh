@@ -3,8 +3,10 @@
 # host in its namespace, under its own NodeName (h1, h2, ...), from a
 # generated slurm.conf. Skips (77) when Slurm is not installed or does
 # not start here. Stops what it started, by pid, before the lab goes.
-# Each node has SLURM_LAB_CPUS CPUs (default 2). Sets SLURM_CONF (exported)
-# and NODES (h1 h2 ...).
+# Each node has SLURM_LAB_CPUS CPUs (default 2) and, with SLURM_LAB_GPUS=N,
+# N GPUs of Slurm's gres (no device behind them: their files are
+# /dev/tty0..; Slurm only numbers them, and no cgroup constrains a task
+# here). Sets SLURM_CONF (exported) and NODES (h1 h2 ...).
 for b in munged slurmctld slurmd salloc sbatch srun; do
     command -v "$b" >/dev/null 2>&1 || PATH=$PATH:/usr/sbin
     command -v "$b" >/dev/null 2>&1 ||
@@ -84,12 +86,19 @@ for ((i = 1; i <= LAB_HOSTS; i++)); do NODES+=("h$i"); done
     echo "JobCompType=jobcomp/none"
     echo "SlurmdParameters=config_overrides"
     echo "KillWait=5"
+    gres=
+    if [ "${SLURM_LAB_GPUS:-0}" -gt 0 ]; then
+        echo "GresTypes=gpu"
+        gres=" Gres=gpu:$SLURM_LAB_GPUS"
+    fi
     for ((i = 1; i <= LAB_HOSTS; i++)); do
-        echo "NodeName=h$i NodeAddr=${ADDR[$((i - 1))]} CPUs=${SLURM_LAB_CPUS:-2} State=UNKNOWN"
+        echo "NodeName=h$i NodeAddr=${ADDR[$((i - 1))]} CPUs=${SLURM_LAB_CPUS:-2}$gres State=UNKNOWN"
     done
     echo "PartitionName=lab Nodes=ALL Default=YES MaxTime=INFINITE State=UP"
 } >"$SL/slurm.conf"
 slurm_cgroup >"$SL/cgroup.conf"
+[ "${SLURM_LAB_GPUS:-0}" -gt 0 ] &&
+    echo "Name=gpu File=/dev/tty[0-$((SLURM_LAB_GPUS - 1))]" >"$SL/gres.conf"
 export SLURM_CONF=$SL/slurm.conf
 for _ in $(seq 50); do [ -S "$SL/munge.sock" ] && break; sleep 0.1; done
 slurmctld -D -i -f "$SLURM_CONF" >"$SL/log/slurmctld.out" 2>&1 &

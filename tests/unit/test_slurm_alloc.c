@@ -262,6 +262,36 @@ START_TEST(several_tasks_of_a_step_are_copies)
 }
 END_TEST
 
+/* scontrol show job -d's detail lines, as Slurm 22.05 prints them: a
+ * hostlist per line, typed and untyped gpus, IDX lists with commas, and
+ * other kinds of gres beside */
+START_TEST(node_gpus_from_scontrol)
+{
+    static const char detail[] =
+        "JobId=7 JobName=x\n"
+        "   NumNodes=4 NumCPUs=8 NumTasks=8 CPUs/Task=1\n"
+        "   TRES=cpu=8,node=4,billing=8\n"
+        "     Nodes=n[1-2] CPU_IDs=0-1 Mem=0 GRES=gpu:2(IDX:0,2)\n"
+        "     Nodes=n3 CPU_IDs=0-1 Mem=0 GRES=nic:1(IDX:0),gpu:a100:1(IDX:3)\n"
+        "     Nodes=n4 CPU_IDs=0-1 Mem=0 GRES=\n"
+        "   TresPerJob=gres:gpu:5\n";
+    char *nodes[] = {"n1", "n2", "n3", "n4", "n5"};
+    long gpus[5];
+    cfg_err e;
+
+    ck_assert_int_eq(cfg_slurm_node_gpus(detail, nodes, 5, gpus, &e), 0);
+    ck_assert_int_eq(gpus[0], 2);
+    ck_assert_int_eq(gpus[1], 2);
+    ck_assert_int_eq(gpus[2], 1);
+    ck_assert_int_eq(gpus[3], 0);
+    ck_assert_int_eq(gpus[4], 0); /* named by no line */
+    ck_assert_int_eq(cfg_slurm_node_gpus("  Nodes=n1 GRES=gpu:x(IDX:0)\n",
+                                         nodes, 1, gpus, &e),
+                     CFG_EINVAL);
+    ck_assert_ptr_nonnull(strstr(e.msg, "Nodes=n1 GRES=gpu:x"));
+}
+END_TEST
+
 static Suite *
 suite(void)
 {
@@ -277,6 +307,7 @@ suite(void)
     ADD(tc, detection_needs_all_three);
     ADD(tc, inside_a_step_the_allocation_is_the_steps);
     ADD(tc, several_tasks_of_a_step_are_copies);
+    ADD(tc, node_gpus_from_scontrol);
     suite_add_tcase(s, tc);
     return s;
 }

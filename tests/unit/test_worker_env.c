@@ -105,6 +105,69 @@ START_TEST(node_variables_are_each_hosts_own)
 }
 END_TEST
 
+/* Inside a Slurm job the launch node's GPUs (as Slurm names them) stay
+ * behind and each node's workers get the GPUs Slurm gave that node's
+ * agent (its step has SLURM_STEP_GPUS), -x's winning; outside one they
+ * are the user's and travel (but CUDA_VISIBLE_DEVICES, which never
+ * does); an agent Slurm gave no GPUs adds none. */
+START_TEST(slurm_gpus_are_each_nodes_own)
+{
+    static const char *const gpu[] = {
+        "CUDA_VISIBLE_DEVICES", "GPU_DEVICE_ORDINAL", "ROCR_VISIBLE_DEVICES",
+        "ZE_AFFINITY_MASK",     "SLURM_STEP_GPUS",    "SLURM_JOB_GPUS",
+        "SLURM_GPUS_ON_NODE"};
+    char *in_job[] = {"SLURM_JOB_ID=7",
+                      "CUDA_VISIBLE_DEVICES=0,1",
+                      "ROCR_VISIBLE_DEVICES=0,1",
+                      "SLURM_JOB_GPUS=0,1",
+                      "SLURM_GPUS_ON_NODE=2",
+                      "GPU_DEVICE_ORDINAL=0,1",
+                      NULL};
+    char *outside[] = {"ROCR_VISIBLE_DEVICES=1", "CUDA_VISIBLE_DEVICES=1",
+                       NULL};
+    cfg_values job;
+    envlist base = {0}, plain = {0};
+    const char *missing;
+
+    for (size_t i = 0; i < sizeof(gpu) / sizeof(gpu[0]); i++) {
+        ck_assert(worker_env_slurm_gpus(gpu[i]));
+        ck_assert_int_eq(unsetenv(gpu[i]), 0);
+    }
+    ck_assert(!worker_env_slurm_gpus("SLURM_GPUS_PER_TASK=1"));
+    cfg_values_init(&job);
+    ck_assert_int_eq(
+        cfg_values_set(&job, CFG_OPT_ENV, "GPU_DEVICE_ORDINAL=5", NULL), 0);
+    ck_assert_int_eq(worker_env_base(&base, in_job, &job, &missing), 0);
+    ck_assert_ptr_null(envlist_get(&base, "CUDA_VISIBLE_DEVICES"));
+    ck_assert_ptr_null(envlist_get(&base, "ROCR_VISIBLE_DEVICES"));
+    ck_assert_ptr_null(envlist_get(&base, "SLURM_JOB_GPUS"));
+    /* an agent whose step has no GPUs adds none */
+    ck_assert_int_eq(setenv("CUDA_VISIBLE_DEVICES", "2", 1), 0);
+    ck_assert_int_eq(worker_env_node(&base), 0);
+    ck_assert_ptr_null(envlist_get(&base, "CUDA_VISIBLE_DEVICES"));
+    /* the agent on h2, whose step has GPUs 1 and 2 */
+    ck_assert_int_eq(setenv("CUDA_VISIBLE_DEVICES", "1,2", 1), 0);
+    ck_assert_int_eq(setenv("ROCR_VISIBLE_DEVICES", "1,2", 1), 0);
+    ck_assert_int_eq(setenv("GPU_DEVICE_ORDINAL", "1,2", 1), 0);
+    ck_assert_int_eq(setenv("SLURM_STEP_GPUS", "1,2", 1), 0);
+    ck_assert_int_eq(worker_env_node(&base), 0);
+    ck_assert_str_eq(envlist_get(&base, "CUDA_VISIBLE_DEVICES"), "1,2");
+    ck_assert_str_eq(envlist_get(&base, "ROCR_VISIBLE_DEVICES"), "1,2");
+    ck_assert_str_eq(envlist_get(&base, "SLURM_STEP_GPUS"), "1,2");
+    ck_assert_str_eq(envlist_get(&base, "GPU_DEVICE_ORDINAL"), "5"); /* -x */
+    ck_assert_ptr_null(envlist_get(&base, "SLURM_JOB_GPUS"));
+    /* no Slurm job: the user's ROCR_VISIBLE_DEVICES travels */
+    ck_assert_int_eq(worker_env_base(&plain, outside, &job, &missing), 0);
+    ck_assert_str_eq(envlist_get(&plain, "ROCR_VISIBLE_DEVICES"), "1");
+    ck_assert_ptr_null(envlist_get(&plain, "CUDA_VISIBLE_DEVICES"));
+    for (size_t i = 0; i < sizeof(gpu) / sizeof(gpu[0]); i++)
+        ck_assert_int_eq(unsetenv(gpu[i]), 0);
+    envlist_release(&base);
+    envlist_release(&plain);
+    cfg_values_release(&job);
+}
+END_TEST
+
 START_TEST(base_forwards_filters_and_overrides)
 {
     char *environ_[] = {"PATH=/bin", "OLDPWD=/x", "KEEP=launcher",
@@ -138,6 +201,7 @@ suite(void)
     TCase *tc = tcase_create("env");
 
     ADD(tc, identity_variables);
+    ADD(tc, slurm_gpus_are_each_nodes_own);
     ADD(tc, dropped_variables);
     ADD(tc, node_variables_are_each_hosts_own);
     ADD(tc, base_forwards_filters_and_overrides);

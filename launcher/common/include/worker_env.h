@@ -23,7 +23,8 @@ typedef struct worker_net {
  * not travel (BASH_FUNC_*, OLDPWD, *CUDA_VISIBLE_DEVICES; Slurm's
  * variables of hvdrun's own task, SLURM_PROCID, SLURM_LOCALID,
  * SLURM_GTIDS and SLURM_TASK_PID, which no rank is; Slurm's variables of
- * the launch node, which worker_env_node gives each host its own),
+ * the launch node, which worker_env_node gives each host its own; inside
+ * a Slurm job (SLURM_JOB_ID), the launch node's GPUs, likewise),
  * Horovod's tunables from the settings, then -x NAME / NAME=VALUE. An -x
  * NAME that the launcher's environment lacks is reported through
  * *missing (the first one) and skipped. Returns 0 or -1 (out of
@@ -39,8 +40,17 @@ int worker_env_rank(envlist *out, const envlist *base, const cfg_plan *plan,
  * Slurm's variables of a node (SLURMD_NODENAME, SLURM_NODEID,
  * SLURM_TOPOLOGY_ADDR[_PATTERN], SLURM_CPUS_ON_NODE) from this process's
  * environment (slurmstepd's, for an agent srun started; none over SSH),
- * unless base has them already (-x). Returns 0 or -1 (out of memory). */
+ * and where Slurm gave this process GPUs (SLURM_STEP_GPUS or
+ * SLURM_JOB_GPUS), those Slurm names them with (CUDA_VISIBLE_DEVICES,
+ * GPU_DEVICE_ORDINAL, ROCR_VISIBLE_DEVICES, ZE_AFFINITY_MASK,
+ * SLURM_STEP_GPUS, SLURM_JOB_GPUS, SLURM_GPUS_ON_NODE), unless base has
+ * them already (-x). Returns 0 or -1 (out of memory). */
 int worker_env_node(envlist *base);
+
+/* 1 when entry (NAME or NAME=VALUE) is one of the variables Slurm names
+ * a node's GPUs with (above): srun's agents must not be given the launch
+ * node's. */
+int worker_env_slurm_gpus(const char *entry);
 
 /* 1 when a variable of the launcher must not reach the workers. */
 int worker_env_dropped(const char *entry);
