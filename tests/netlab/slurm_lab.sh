@@ -4,9 +4,9 @@
 # generated slurm.conf. Skips (77) when Slurm is not installed or does
 # not start here. Stops what it started, by pid, before the lab goes.
 # Each node has SLURM_LAB_CPUS CPUs (default 2) and, with SLURM_LAB_GPUS=N,
-# N GPUs of Slurm's gres (no device behind them: their files are
-# /dev/tty0..; Slurm only numbers them, and no cgroup constrains a task
-# here). Sets SLURM_CONF (exported) and NODES (h1 h2 ...).
+# N GPUs of Slurm's gres (no GPU behind them: their files are character
+# devices of the lab's, copies of /dev/null, as Slurm numbers only
+# devices; no cgroup constrains a task here). Sets SLURM_CONF (exported) and NODES (h1 h2 ...).
 for b in munged slurmctld slurmd salloc sbatch srun; do
     command -v "$b" >/dev/null 2>&1 || PATH=$PATH:/usr/sbin
     command -v "$b" >/dev/null 2>&1 ||
@@ -97,8 +97,13 @@ for ((i = 1; i <= LAB_HOSTS; i++)); do NODES+=("h$i"); done
     echo "PartitionName=lab Nodes=ALL Default=YES MaxTime=INFINITE State=UP"
 } >"$SL/slurm.conf"
 slurm_cgroup >"$SL/cgroup.conf"
-[ "${SLURM_LAB_GPUS:-0}" -gt 0 ] &&
-    echo "Name=gpu File=/dev/tty[0-$((SLURM_LAB_GPUS - 1))]" >"$SL/gres.conf"
+if [ "${SLURM_LAB_GPUS:-0}" -gt 0 ]; then
+    for ((g = 0; g < SLURM_LAB_GPUS; g++)); do
+        mknod "$SL/gpu$g" c 1 3 2>/dev/null ||
+            { echo "skip: cannot make the lab's GPU device files (mknod)"; exit 77; }
+    done
+    echo "Name=gpu File=$SL/gpu[0-$((SLURM_LAB_GPUS - 1))]" >"$SL/gres.conf"
+fi
 export SLURM_CONF=$SL/slurm.conf
 for _ in $(seq 50); do [ -S "$SL/munge.sock" ] && break; sleep 0.1; done
 slurmctld -D -i -f "$SLURM_CONF" >"$SL/log/slurmctld.out" 2>&1 &
