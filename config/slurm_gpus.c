@@ -1,8 +1,12 @@
-/* Each node's GPUs of a Slurm job, from `scontrol show job -d ID`: its
+/* Each node's GPUs of a Slurm job, from `scontrol show job -d ID`. Only
+ * the job's own record counts (an array's or a heterogeneous job's id
+ * prints the records of all its parts, "JobId=..." first in each). Its
  * detail lines ("Nodes=h[1-2] CPU_IDs=0-1 Mem=0 GRES=gpu:2(IDX:0-1)")
  * name nodes in Slurm's hostlist syntax (range.c) and what generic
- * resources each holds ("gpu[:TYPE]:COUNT(IDX:...)", several kinds
- * comma-separated, the IDX lists with commas of their own). */
+ * resources each holds, several kinds comma-separated, in the forms
+ * Slurm's versions print: gpu:2(IDX:0-1), gpu:a100:2(IDX:0,2),
+ * gpu(CNT:2), gpu:a100(IDX:0-1), gpu(IDX:0-7); older ones say GRES_IDX=
+ * where newer ones say GRES=. */
 #include "slurm_alloc.h"
 
 #include <stdio.h>
@@ -12,93 +16,161 @@
 #include "hvd_numbers.h"
 #include "internal.h"
 
-/* The value of "KEY=" among line's space-separated fields, copied into
- * out; 0, or -1 when line has no such field. */
-static int
-field(const char *line, const char *key, char *out, size_t n)
+/* The value of the space-separated field "KEY=" in line (not copied: it
+ * ends at the next space), or NULL. */
+static char *
+field(char *line, const char *key, size_t *len)
 {
-    size_t k = strlen(key), len;
+    size_t k = strlen(key);
 
-    for (const char *p = line; (p = strstr(p, key)) != NULL; p += k) {
-        if (p != line && p[-1] != ' ')
-            continue;
-        p += k;
-        len = strcspn(p, " \n");
-        if (len >= n)
-            return -1;
-        memcpy(out, p, len);
-        out[len] = '\0';
-        return 0;
-    }
-    return -1;
+    for (char *p = line; (p = strstr(p, key)) != NULL; p += k)
+        if (p == line || p[-1] == ' ') {
+            *len = strcspn(p + k, " ");
+            return p + k;
+        }
+    return NULL;
 }
 
-/* The GPUs in a GRES value: the count of its "gpu" entries (untyped or
- * typed); 0 without one, -1 when one is malformed. */
+/* Items of an index list "0,2-3": 3; -1 when malformed. */
 static long
-gpus_in(const char *gres)
+index_count(const char *s, size_t len)
 {
-    long total = 0, count;
+    long total = 0, a, b;
+    char item[48];
 
-    for (const char *p = gres; *p;) {
-        size_t len = 0;
-        int depth = 0;
-        while (p[len] && (depth || p[len] != ',')) {
-            depth += p[len] == '(' ? 1 : p[len] == ')' ? -1 : 0;
-            len++;
-        }
-        if (len > 4 && strncmp(p, "gpu:", 4) == 0) {
-            char item[128];
-            size_t end = strcspn(p, "(,");
-            if (end >= sizeof(item))
-                return -1;
-            memcpy(item, p, end);
-            item[end] = '\0';
-            /* the count is the last ':' field: gpu:2, gpu:a100:2 */
-            if (hvd_parse_long(strrchr(item, ':') + 1, 0, 1L << 20, &count))
-                return -1;
-            total += count;
-        }
-        p += len + (p[len] == ',');
+    for (size_t at = 0; at < len;) {
+        size_t n = strcspn(s + at, ",)");
+        char *dash;
+        if (n == 0 || n >= sizeof(item) || at + n > len)
+            return -1;
+        memcpy(item, s + at, n);
+        item[n] = '\0';
+        if ((dash = strchr(item, '-')) != NULL)
+            *dash = '\0';
+        if (hvd_parse_long(item, 0, 1L << 20, &a) != 0 ||
+            (dash && hvd_parse_long(dash + 1, a, 1L << 20, &b) != 0))
+            return -1;
+        total += dash ? b - a + 1 : 1;
+        at += n + 1;
     }
     return total;
 }
 
-int
-cfg_slurm_node_gpus(const char *detail, char *const *nodes, size_t n,
-                    long *gpus, cfg_err *e)
+/* One gres entry's GPUs ("nic:1(IDX:0)": 0), or -1 when malformed. */
+static long
+entry_gpus(const char *e, size_t len)
 {
-    char *copy = strdup(detail), *save = NULL, names[4096], gres[1024];
+    size_t head = strcspn(e, "(");
+    const char *cnt, *idx, *colon;
+    char num[24];
+    long n;
+
+    if (head > len)
+        head = len;
+    if (strncmp(e, "gpu", 3) != 0 || (head > 3 && e[3] != ':'))
+        return 0;
+    if ((cnt = strstr(e, "(CNT:")) != NULL && cnt < e + len) {
+        size_t d = strcspn(cnt + 5, ")");
+        if (d == 0 || d >= sizeof(num))
+            return -1;
+        memcpy(num, cnt + 5, d);
+        num[d] = '\0';
+        return hvd_parse_long(num, 0, 1L << 20, &n) == 0 ? n : -1;
+    }
+    /* gpu[:type]:N: the last field, where it is a number */
+    colon = memrchr(e, ':', head);
+    if (colon && colon > e + 2 &&
+        (size_t)(e + head - colon - 1) < sizeof(num)) {
+        memcpy(num, colon + 1, (size_t)(e + head - colon - 1));
+        num[e + head - colon - 1] = '\0';
+        if (hvd_parse_long(num, 0, 1L << 20, &n) == 0)
+            return n;
+    }
+    if ((idx = strstr(e, "(IDX:")) != NULL && idx < e + len)
+        return index_count(idx + 5, (size_t)(e + len - idx - 5));
+    return -1;
+}
+
+/* The GPUs in a GRES value, or -1 when a gpu entry in it is malformed. */
+static long
+gpus_in(const char *gres, size_t len)
+{
+    long total = 0, n;
+
+    if (len == 6 && strncmp(gres, "(null)", 6) == 0)
+        return 0;
+    for (size_t at = 0; at < len;) {
+        size_t n_len = 0;
+        int depth = 0;
+        while (at + n_len < len && (depth || gres[at + n_len] != ',')) {
+            depth += gres[at + n_len] == '('   ? 1
+                     : gres[at + n_len] == ')' ? -1
+                                               : 0;
+            n_len++;
+        }
+        if ((n = entry_gpus(gres + at, n_len)) < 0)
+            return -1;
+        total += n;
+        at += n_len + 1;
+    }
+    return total;
+}
+
+/* One detail line: sets gpus[i] of each node it names; -1 is left for
+ * a node no line names. */
+static int
+detail_line(char *line, char *const *nodes, size_t n, long *gpus, cfg_err *e)
+{
+    size_t nlen = 0, glen = 0;
+    char *names = field(line, "Nodes=", &nlen), *gres;
     cfg_host tmpl = {.slots = 1};
-    int r = 0;
+    cfg_hostlist these;
+    long count;
+    int r;
+
+    if ((gres = field(line, "GRES=", &glen)) == NULL &&
+        (gres = field(line, "GRES_IDX=", &glen)) == NULL)
+        count = 0;
+    else if ((count = gpus_in(gres, glen)) < 0)
+        return cfg_fail(e, CFG_EINVAL, "scontrol: unreadable GRES in '%.200s'",
+                        line);
+    names[nlen] = '\0';
+    cfg_hostlist_init(&these);
+    r = cfg_range_expand(names, &tmpl, "scontrol's Nodes=", &these, e);
+    for (size_t k = 0; r == 0 && k < these.count; k++)
+        for (size_t i = 0; i < n; i++)
+            if (strcmp(these.hosts[k].name, nodes[i]) == 0)
+                gpus[i] = count;
+    cfg_hostlist_release(&these);
+    return r;
+}
+
+int
+cfg_slurm_node_gpus(const char *detail, const char *job, char *const *nodes,
+                    size_t n, long *gpus, cfg_err *e)
+{
+    char *copy = strdup(detail), *save = NULL;
+    size_t jlen = strlen(job);
+    int r = 0, ours = 0;
 
     if (copy == NULL)
         return cfg_fail(e, CFG_ENOMEM, "out of memory");
     for (size_t i = 0; i < n; i++)
-        gpus[i] = 0;
+        gpus[i] = -1;
     for (char *line = strtok_r(copy, "\n", &save); r == 0 && line;
          line = strtok_r(NULL, "\n", &save)) {
-        cfg_hostlist these;
-        long count;
         while (*line == ' ')
             line++;
-        if (strncmp(line, "Nodes=", 6) != 0 ||
-            field(line, "GRES=", gres, sizeof(gres)) != 0)
-            continue;
-        if (field(line, "Nodes=", names, sizeof(names)) != 0 ||
-            (count = gpus_in(gres)) < 0) {
-            r = cfg_fail(e, CFG_EINVAL, "scontrol: unreadable line '%.200s'",
-                         line);
-            break;
-        }
-        cfg_hostlist_init(&these);
-        r = cfg_range_expand(names, &tmpl, "scontrol's Nodes=", &these, e);
-        for (size_t k = 0; r == 0 && k < these.count; k++)
-            for (size_t i = 0; i < n; i++)
-                if (strcmp(these.hosts[k].name, nodes[i]) == 0)
-                    gpus[i] = count;
-        cfg_hostlist_release(&these);
+        if (strncmp(line, "JobId=", 6) == 0)
+            ours = strncmp(line + 6, job, jlen) == 0 && line[6 + jlen] == ' ';
+        else if (ours && strncmp(line, "Nodes=", 6) == 0)
+            r = detail_line(line, nodes, n, gpus, e);
     }
     free(copy);
+    for (size_t i = 0; r == 0 && i < n; i++)
+        if (gpus[i] < 0)
+            r = cfg_fail(e, CFG_EINVAL,
+                         "scontrol show job -d %s names no node '%s'", job,
+                         nodes[i]);
     return r;
 }

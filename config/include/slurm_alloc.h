@@ -53,10 +53,10 @@ int cfg_slurm_tasks_per_node(const char *spec, int *counts, size_t n,
  * tasks as slots. Errors name the variable at fault. */
 int cfg_slurm_hosts(const cfg_slurm_env *env, cfg_hostlist *out, cfg_err *e);
 
-/* Each of nodes[0..n)'s GPUs in a job, from the detail lines of
- * `scontrol show job -d` (detail): gpus[i] (0 for a node no line names
- * with a gpu). Errors name the line at fault. */
-int cfg_slurm_node_gpus(const char *detail, char *const *nodes, size_t n,
-                        long *gpus, cfg_err *e);
+/* Each of nodes[0..n)'s GPUs in job, from `scontrol show job -d JOB`
+ * (detail; only the record of JobId=job counts): gpus[i]. Errors name
+ * the line at fault, or a node the record does not name. */
+int cfg_slurm_node_gpus(const char *detail, const char *job, char *const *nodes,
+                        size_t n, long *gpus, cfg_err *e);
 
 #endif

@@ -24,10 +24,11 @@ static const char *const slurm_node_vars[] = {
 
 /* What Slurm sets where a step has GPUs, to name that node's (the
  * step's, or the batch script's: SLURM_JOB_GPUS) GPUs: true of that node
- * only. Inside a Slurm job the launcher's go, and where Slurm gave the
- * starting process GPUs, its own come back (worker_env_node). Outside
- * one they are the user's and travel, but for CUDA_VISIBLE_DEVICES,
- * which never does (worker_env_dropped). */
+ * only. Where Slurm gave the launcher GPUs (SLURM_STEP_GPUS or
+ * SLURM_JOB_GPUS set) the launcher's go, and where it gave the starting
+ * process GPUs, its own come back (worker_env_node). Elsewhere they are
+ * the user's and travel (a cluster without GPUs in Slurm's gres), but
+ * for CUDA_VISIBLE_DEVICES, which never does (worker_env_dropped). */
 static const char *const slurm_gpu_vars[] = {
     "CUDA_VISIBLE_DEVICES", "GPU_DEVICE_ORDINAL", "ROCR_VISIBLE_DEVICES",
     "ZE_AFFINITY_MASK",     "SLURM_STEP_GPUS",    "SLURM_JOB_GPUS",
@@ -106,14 +107,15 @@ worker_env_base(envlist *out, char *const *environ_, const cfg_values *vals,
                 const char **missing)
 {
     size_t i;
-    int in_slurm_job = 0;
+    int slurm_gpus = 0;
 
     *missing = NULL;
     for (i = 0; environ_ && environ_[i]; i++)
-        in_slurm_job |= strncmp(environ_[i], "SLURM_JOB_ID=", 13) == 0;
+        slurm_gpus |= strncmp(environ_[i], "SLURM_STEP_GPUS=", 16) == 0 ||
+                      strncmp(environ_[i], "SLURM_JOB_GPUS=", 15) == 0;
     for (i = 0; environ_ && environ_[i]; i++)
         if (!worker_env_dropped(environ_[i]) &&
-            !(in_slurm_job && worker_env_slurm_gpus(environ_[i])) &&
+            !(slurm_gpus && worker_env_slurm_gpus(environ_[i])) &&
             strchr(environ_[i], '=') && envlist_put(out, environ_[i]) != 0)
             return -1;
     if (cfg_values_tunable_env(vals, emit_tunable, out) != 0)

@@ -147,8 +147,9 @@ refuse_copies(const settings *s, int *done)
     return HVD_EXIT_USAGE;
 }
 
-/* How the agents would start, for --dry-run. */
-static void
+/* How the agents would start, for --dry-run: HVD_EXIT_OK, or
+ * HVD_EXIT_LAUNCH where the job could not start them (said on stderr). */
+static int
 print_launch(const settings *s, FILE *f)
 {
     char *nodes[s->plan.nhosts > 0 ? s->plan.nhosts : 1], line[8192],
@@ -164,22 +165,24 @@ print_launch(const settings *s, FILE *f)
     };
 
     if (all_hosts_local(s) && !settings_elastic(s))
-        return;
+        return HVD_EXIT_OK;
     if (s->launcher != LAUNCH_SLURM) {
         fprintf(f, "\nagents: over SSH, one per host\n");
-        return;
+        return HVD_EXIT_OK;
     }
     for (int i = 0; i < s->plan.nhosts; i++)
         nodes[i] = s->hosts.hosts[i].name;
     if (srun_gres_needed() &&
         srun_gres_arg(nodes, spec.n, gres, sizeof(gres), line, sizeof(line))) {
-        fprintf(f, "\nagents: cannot start: %s\n", line);
-        return;
+        fflush(f);
+        fprintf(stderr, "hvdrun: %s\n", line);
+        return HVD_EXIT_LAUNCH;
     }
     srun_step_describe(&spec, line, sizeof(line));
     fprintf(f, "\nagents: one srun step%s: %s\n",
             s->from_allocation ? ", hosts from the Slurm allocation" : "",
             line);
+    return HVD_EXIT_OK;
 }
 
 static int
@@ -196,7 +199,8 @@ dry_run(settings *s, const envlist *base, const worker_net *net)
         return HVD_EXIT_USAGE;
     }
     print_plan(s, stdout);
-    print_launch(s, stdout);
+    if (print_launch(s, stdout) != HVD_EXIT_OK)
+        return HVD_EXIT_LAUNCH;
     if (worker_env_rank(&env, base, &s->plan, &s->hosts, (int)rank, net))
         return HVD_EXIT_LAUNCH;
     printf("\nenvironment of rank %ld (besides the launcher's own):\n", rank);

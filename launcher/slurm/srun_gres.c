@@ -8,6 +8,7 @@
  * alone). */
 #include "srun_args.h"
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,41 +29,44 @@ static char *
 job_detail(const char *job, char *err, size_t errlen)
 {
     char cmd[96], *buf = NULL;
-    size_t len = 0, cap = 0, got;
+    size_t len = 0, cap = 0, got = 0;
+    int status, cut = 0;
     FILE *p;
 
-    if (job == NULL || !*job || strspn(job, "0123456789") != strlen(job) ||
-        strlen(job) > 20) {
-        snprintf(err, errlen, "srun: SLURM_JOB_ID is not a job number: '%.40s'",
-                 job ? job : "");
-        return NULL;
-    }
     snprintf(cmd, sizeof(cmd), "scontrol show job -d %s 2>&1", job);
+    /* (pclose waits for scontrol: an inherited SIGCHLD=SIG_IGN would
+     * have the kernel reap it first, and pclose fail) */
+    signal(SIGCHLD, SIG_DFL);
     if ((p = popen(cmd, "r")) == NULL) {
         snprintf(err, errlen, "srun: cannot run scontrol");
         return NULL;
     }
     do {
-        if (len + 4096 + 1 > cap) {
-            char *more = cap < (1u << 20) ? realloc(buf, cap += 8192) : NULL;
-            if (more == NULL)
+        if (len + 1 >= cap) {
+            char *more = cap < (1u << 20) ? realloc(buf, cap += 65536) : NULL;
+            if (more == NULL) {
+                cut = 1; /* (the rest is read and dropped below) */
                 break;
+            }
             buf = more;
         }
-        got = fread(buf + len, 1, cap - len - 1, p);
-        len += got;
+        len += got = fread(buf + len, 1, cap - len - 1, p);
     } while (got > 0);
-    if (pclose(p) != 0 || buf == NULL || len == 0) {
-        if (buf)
-            buf[len] = '\0';
+    while (cut && fgetc(p) != EOF)
+        ;
+    status = pclose(p);
+    if (buf)
+        buf[len] = '\0';
+    if (status != 0 || cut || len == 0) {
         snprintf(err, errlen,
-                 "srun: scontrol show job -d %s failed, and the step's GPUs "
-                 "cannot be known: %.200s",
-                 job, buf && len ? strtok(buf, "\n") : "no output");
+                 "srun: scontrol show job -d %s %s, and the step's GPUs "
+                 "cannot be known%s%.*s",
+                 job, cut ? "said more than 1 MiB" : "failed",
+                 len && !cut ? ": " : "",
+                 len && !cut ? (int)strcspn(buf, "\n") : 0, buf ? buf : "");
         free(buf);
         return NULL;
     }
-    buf[len] = '\0';
     return buf;
 }
 
@@ -70,17 +74,25 @@ int
 srun_gres_arg(char *const *nodes, size_t n, char *out, size_t outlen, char *err,
               size_t errlen)
 {
-    char *detail = job_detail(getenv("SLURM_JOB_ID"), err, errlen);
+    const char *job = getenv("SLURM_JOB_ID");
+    char *detail = NULL;
     long *gpus = calloc(n ? n : 1, sizeof(*gpus));
     cfg_err e;
     int r = -1;
 
-    if (detail == NULL || gpus == NULL) {
-        if (detail)
-            snprintf(err, errlen, "srun: out of memory");
+    if (job == NULL || !*job || strlen(job) > 20 ||
+        strspn(job, "0123456789") != strlen(job)) {
+        snprintf(err, errlen, "srun: SLURM_JOB_ID is not a job number: '%.40s'",
+                 job ? job : "");
         goto out;
     }
-    if (cfg_slurm_node_gpus(detail, nodes, n, gpus, &e) != 0) {
+    if ((detail = job_detail(job, err, errlen)) == NULL)
+        goto out;
+    if (gpus == NULL) {
+        snprintf(err, errlen, "srun: out of memory");
+        goto out;
+    }
+    if (cfg_slurm_node_gpus(detail, job, nodes, n, gpus, &e) != 0) {
         snprintf(err, errlen, "srun: %s", e.msg);
         goto out;
     }

@@ -89,13 +89,14 @@ listen_any(int *port)
 }
 
 /* What srun must not take from hvdrun's environment: the job's GPU
- * requests, which srun reads as its own (SLURM_GPUS_PER_TASK=1 left by
- * `sbatch --gpus-per-task=1` gave the step of one agent per node one GPU
- * a node, and SLURM_GPUS=4 of `--gpus=4` made a step of 2 tasks
- * impossible: "Insufficient GRES"); without them the step has every GPU
- * of the job on each node, as the workers need. And the launch node's
- * own GPUs, which would reach the agents through --export=ALL: each
- * agent has its node's from slurmstepd. */
+ * requests and bindings, which srun reads as its own options
+ * (SLURM_GPUS_PER_TASK=1, left by `sbatch --gpus-per-task=1`, gave the
+ * step of one agent per node one GPU a node; SLURM_GPUS=4 of `--gpus=4`
+ * made a step of 2 tasks impossible, "Insufficient GRES"; a binding
+ * would hold each agent, and so its workers, to one GPU). The step asks
+ * for its GPUs itself where it must (srun_gres.c). Nor the launch node's
+ * own GPUs, which would reach the agents through --export=ALL: each agent
+ * has its node's from slurmstepd. */
 static int
 srun_env_kept(const char *entry)
 {
@@ -105,7 +106,7 @@ srun_env_kept(const char *entry)
         "SLURM_CPUS_PER_GPU",   "SLURM_MEM_PER_GPU",
         "SLURM_NTASKS_PER_GPU", "SLURM_GRES",
         "SLURM_STEP_GRES",      "SLURM_TRES_PER_TASK",
-        "SLURM_GPU_BIND"};
+        "SLURM_GPU_BIND",       "SLURM_TRES_BIND"};
     size_t n = strcspn(entry, "=");
 
     for (size_t i = 0; i < sizeof(requests) / sizeof(requests[0]); i++)

@@ -61,6 +61,13 @@ for r in 2 3; do
     check "--gpus-per-task=1: rank $r has h2's GPUs 1,2" \
         rank_saw $r "h2 1,2 1,2 1,2 2"
 done
+# (hvdrun asks scontrol and waits for it: SIGCHLD ignored by whoever
+# started hvdrun must not lose that wait)
+sal -N 2 --ntasks-per-node=2 --gpus-per-task=1 env --ignore-signal=CHLD \
+    "$HVDRUN" sh -c "$SHOW"
+check "--gpus-per-task=1, SIGCHLD ignored: exit 0, h2's ranks have 1,2" \
+    [ "$RC" -eq 0 -a "$(grep -c '<stdout>:gpu [23] h2 1,2 ' "$TMP/out")" -eq 2 ]
+say_err "$RC"
 sal -N 2 --ntasks-per-node=2 --gpus-per-task=1 "$HVDRUN" --dry-run true
 check "--gpus-per-task=1, dry run: the step asks for each node's 2 GPUs" \
     grep -q '^agents: .* --export=ALL --gres=gpu:2 hvdrun-srun-agent$' "$TMP/out"

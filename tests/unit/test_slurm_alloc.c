@@ -262,31 +262,43 @@ START_TEST(several_tasks_of_a_step_are_copies)
 }
 END_TEST
 
-/* scontrol show job -d's detail lines, as Slurm 22.05 prints them: a
- * hostlist per line, typed and untyped gpus, IDX lists with commas, and
- * other kinds of gres beside */
+/* scontrol show job -d's records, as Slurm prints them: a hostlist per
+ * detail line, the gres forms of its versions (typed and untyped, counts
+ * or index lists alone, CNT, GRES_IDX=), other kinds of gres beside; only
+ * the job's own record counts (an array's id prints every task's) */
 START_TEST(node_gpus_from_scontrol)
 {
     static const char detail[] =
-        "JobId=7 JobName=x\n"
-        "   NumNodes=4 NumCPUs=8 NumTasks=8 CPUs/Task=1\n"
-        "   TRES=cpu=8,node=4,billing=8\n"
+        "JobId=7 ArrayJobId=7 ArrayTaskId=1 JobName=x\n"
+        "   NumNodes=6 NumCPUs=8 NumTasks=8 CPUs/Task=1\n"
         "     Nodes=n[1-2] CPU_IDs=0-1 Mem=0 GRES=gpu:2(IDX:0,2)\n"
         "     Nodes=n3 CPU_IDs=0-1 Mem=0 GRES=nic:1(IDX:0),gpu:a100:1(IDX:3)\n"
         "     Nodes=n4 CPU_IDs=0-1 Mem=0 GRES=\n"
-        "   TresPerJob=gres:gpu:5\n";
-    char *nodes[] = {"n1", "n2", "n3", "n4", "n5"};
-    long gpus[5];
+        "     Nodes=n5 CPU_IDs=0 Mem=0 GRES=gpu(CNT:3)\n"
+        "     Nodes=n6 CPU_IDs=0 Mem=0 GRES_IDX=gpu(IDX:0,2-4)\n"
+        "     Nodes=n7 CPU_IDs=0 Mem=0 GRES=gpu:a100(IDX:0-1)\n"
+        "     Nodes=n8 CPU_IDs=0 Mem=0 GRES=gpu:2(S:0-1)(IDX:0-1)\n"
+        "   TresPerJob=gres:gpu:5\n"
+        "\n"
+        "JobId=71 ArrayJobId=7 ArrayTaskId=2 JobName=x\n"
+        "     Nodes=n1 CPU_IDs=0-1 Mem=0 GRES=gpu:4(IDX:0-3)\n";
+    char *nodes[] = {"n1", "n2", "n3", "n4", "n5", "n6", "n7", "n8"};
+    long gpus[8], want[8] = {2, 2, 1, 0, 3, 4, 2, 2};
     cfg_err e;
 
-    ck_assert_int_eq(cfg_slurm_node_gpus(detail, nodes, 5, gpus, &e), 0);
-    ck_assert_int_eq(gpus[0], 2);
-    ck_assert_int_eq(gpus[1], 2);
-    ck_assert_int_eq(gpus[2], 1);
-    ck_assert_int_eq(gpus[3], 0);
-    ck_assert_int_eq(gpus[4], 0); /* named by no line */
-    ck_assert_int_eq(cfg_slurm_node_gpus("  Nodes=n1 GRES=gpu:x(IDX:0)\n",
-                                         nodes, 1, gpus, &e),
+    ck_assert_int_eq(cfg_slurm_node_gpus(detail, "7", nodes, 8, gpus, &e), 0);
+    for (int i = 0; i < 8; i++)
+        ck_assert_int_eq(gpus[i], want[i]);
+    /* the other task's record */
+    ck_assert_int_eq(cfg_slurm_node_gpus(detail, "71", nodes, 1, gpus, &e), 0);
+    ck_assert_int_eq(gpus[0], 4);
+    /* a node the record does not name, and a gpu entry that cannot be read,
+     * are errors, never 0 GPUs */
+    ck_assert_int_eq(cfg_slurm_node_gpus(detail, "71", nodes, 2, gpus, &e),
+                     CFG_EINVAL);
+    ck_assert_ptr_nonnull(strstr(e.msg, "names no node 'n2'"));
+    ck_assert_int_eq(cfg_slurm_node_gpus("JobId=9 x\n  Nodes=n1 GRES=gpu:x\n",
+                                         "9", nodes, 1, gpus, &e),
                      CFG_EINVAL);
     ck_assert_ptr_nonnull(strstr(e.msg, "Nodes=n1 GRES=gpu:x"));
 }

@@ -105,11 +105,12 @@ START_TEST(node_variables_are_each_hosts_own)
 }
 END_TEST
 
-/* Inside a Slurm job the launch node's GPUs (as Slurm names them) stay
- * behind and each node's workers get the GPUs Slurm gave that node's
- * agent (its step has SLURM_STEP_GPUS), -x's winning; outside one they
- * are the user's and travel (but CUDA_VISIBLE_DEVICES, which never
- * does); an agent Slurm gave no GPUs adds none. */
+/* Where Slurm gave the launcher GPUs, the launch node's (as Slurm names
+ * them) stay behind and each node's workers get the GPUs Slurm gave that
+ * node's agent (its step has SLURM_STEP_GPUS), -x's winning; elsewhere,
+ * in a Slurm job or not, they are the user's and travel (but
+ * CUDA_VISIBLE_DEVICES, which never does); an agent Slurm gave no GPUs
+ * adds none. */
 START_TEST(slurm_gpus_are_each_nodes_own)
 {
     static const char *const gpu[] = {
@@ -124,7 +125,7 @@ START_TEST(slurm_gpus_are_each_nodes_own)
                       "GPU_DEVICE_ORDINAL=0,1",
                       NULL};
     char *outside[] = {"ROCR_VISIBLE_DEVICES=1", "CUDA_VISIBLE_DEVICES=1",
-                       NULL};
+                       "SLURM_JOB_ID=8", NULL};
     cfg_values job;
     envlist base = {0}, plain = {0};
     const char *missing;
@@ -156,7 +157,7 @@ START_TEST(slurm_gpus_are_each_nodes_own)
     ck_assert_str_eq(envlist_get(&base, "SLURM_STEP_GPUS"), "1,2");
     ck_assert_str_eq(envlist_get(&base, "GPU_DEVICE_ORDINAL"), "5"); /* -x */
     ck_assert_ptr_null(envlist_get(&base, "SLURM_JOB_GPUS"));
-    /* no Slurm job: the user's ROCR_VISIBLE_DEVICES travels */
+    /* no GPUs from Slurm: the user's ROCR_VISIBLE_DEVICES travels */
     ck_assert_int_eq(worker_env_base(&plain, outside, &job, &missing), 0);
     ck_assert_str_eq(envlist_get(&plain, "ROCR_VISIBLE_DEVICES"), "1");
     ck_assert_ptr_null(envlist_get(&plain, "CUDA_VISIBLE_DEVICES"));

@@ -23,8 +23,9 @@ typedef struct worker_net {
  * not travel (BASH_FUNC_*, OLDPWD, *CUDA_VISIBLE_DEVICES; Slurm's
  * variables of hvdrun's own task, SLURM_PROCID, SLURM_LOCALID,
  * SLURM_GTIDS and SLURM_TASK_PID, which no rank is; Slurm's variables of
- * the launch node, which worker_env_node gives each host its own; inside
- * a Slurm job (SLURM_JOB_ID), the launch node's GPUs, likewise),
+ * the launch node, which worker_env_node gives each host its own; where
+ * Slurm gave the launcher GPUs (SLURM_STEP_GPUS, SLURM_JOB_GPUS), the
+ * variables that name them, likewise),
  * Horovod's tunables from the settings, then -x NAME / NAME=VALUE. An -x
  * NAME that the launcher's environment lacks is reported through
  * *missing (the first one) and skipped. Returns 0 or -1 (out of
