@@ -27,6 +27,18 @@ least(size_t a, size_t b)
     return a < b ? a : b;
 }
 
+/* The bytes a rank copies in per step of a broadcast or an allgather:
+ * SHM_PIECE where rank 0 chose the sub-blocks of a CPU per rank (sub *
+ * size above SHM_SUBS_SHARED), else an area. Every rank takes the same,
+ * from the geometry in the segment's header. */
+static size_t
+piece_of(const shm_transport *s)
+{
+    return s->sub * (size_t)s->base.size > SHM_SUBS_SHARED
+               ? least(SHM_PIECE, s->area)
+               : s->area;
+}
+
 int
 shm_allgatherv(transport *t, const void *mine, void *all, const size_t *bytes,
                const char *what, char *err, size_t errlen)
@@ -39,18 +51,19 @@ shm_allgatherv(transport *t, const void *mine, void *all, const size_t *bytes,
         off[k] = at;
         most = bytes[k] > most ? bytes[k] : most;
     }
+    size_t piece = piece_of(s);
     if (mine && (char *)all + off[me] != mine)
         memmove((char *)all + off[me], mine, bytes[me]);
-    for (size_t done = 0; r == 0 && done < most; done += s->area) {
+    for (size_t done = 0; r == 0 && done < most; done += piece) {
         uint32_t step = s->step;
         if (done < bytes[me])
             memcpy(shm_area(s, step, me), (char *)all + off[me] + done,
-                   least(s->area, bytes[me] - done));
+                   least(piece, bytes[me] - done));
         r = shm_step(s, what, err, errlen);
         for (int k = 0; r == 0 && k < p; k++)
             if (k != me && done < bytes[k])
                 memcpy((char *)all + off[k] + done, shm_area(s, step, k),
-                       least(s->area, bytes[k] - done));
+                       least(piece, bytes[k] - done));
     }
     return r;
 }
@@ -96,10 +109,11 @@ st_broadcast(transport *t, void *buf, size_t bytes, int root, char *err,
 {
     shm_transport *s = shm_of(t);
     int r = 0;
+    size_t piece = piece_of(s);
 
-    for (size_t done = 0; r == 0 && done < bytes; done += s->area) {
+    for (size_t done = 0; r == 0 && done < bytes; done += piece) {
         uint32_t step = s->step;
-        size_t n = least(s->area, bytes - done);
+        size_t n = least(piece, bytes - done);
         if (t->rank == root)
             memcpy(shm_area(s, step, root), (char *)buf + done, n);
         r = shm_step(s, "broadcast", err, errlen);
