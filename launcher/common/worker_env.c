@@ -78,6 +78,21 @@ worker_env_node(envlist *base)
     return gpus ? add_own(base, slurm_gpu_vars, COUNT(slurm_gpu_vars)) : 0;
 }
 
+void
+worker_env_node_describe(char *out, size_t n)
+{
+    size_t at = 0;
+
+    out[0] = '\0';
+    for (size_t i = 0; i < COUNT(slurm_node_vars) && at < n; i++)
+        at += (size_t)snprintf(out + at, n - at, "%s%s", i ? " " : "",
+                               slurm_node_vars[i]);
+    for (size_t i = 0; i < COUNT(slurm_gpu_vars) && at < n; i++)
+        at += (size_t)snprintf(
+            out + at, n - at, "%s%s",
+            i ? " " : "; with GPUs from Slurm: ", slurm_gpu_vars[i]);
+}
+
 int
 worker_env_dropped(const char *entry)
 {

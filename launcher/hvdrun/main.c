@@ -59,6 +59,8 @@ exec_sibling(const char *name, char **argv)
 static void
 print_env(envlist *env, FILE *f)
 {
+    int left = 0;
+
     for (size_t i = 0; i < env->n; i++) {
         const char *e = env->v[i], *eq = strchr(e, '=');
         char name[256];
@@ -68,6 +70,19 @@ print_env(envlist *env, FILE *f)
         if (had == NULL || strcmp(had, eq + 1) != 0)
             fprintf(f, "%s\n", e);
     }
+    /* what of the launcher's own it does not get */
+    for (char **v = environ; *v; v++) {
+        size_t n = strcspn(*v, "=");
+        char name[256];
+        if (n >= sizeof(name) || (*v)[n] != '=')
+            continue;
+        memcpy(name, *v, n);
+        name[n] = '\0';
+        if (envlist_get(env, name) == NULL)
+            fprintf(f, "%s%s", left++ ? " " : "\nnot passed on: ", name);
+    }
+    if (left)
+        fputc('\n', f);
 }
 
 static int
@@ -205,6 +220,14 @@ dry_run(settings *s, const envlist *base, const worker_net *net)
         return HVD_EXIT_LAUNCH;
     printf("\nenvironment of rank %ld (besides the launcher's own):\n", rank);
     print_env(&env, stdout);
+    if (s->launcher == LAUNCH_SLURM &&
+        !(all_hosts_local(s) && !settings_elastic(s))) {
+        char names[1024];
+        worker_env_node_describe(names, sizeof(names));
+        printf("\neach node's own, from its agent's step (unless -x sets "
+               "them): %s\n",
+               names);
+    }
     envlist_release(&env);
     return HVD_EXIT_OK;
 }

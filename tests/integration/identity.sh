@@ -52,6 +52,10 @@ check "dry run exits 0" [ "$RC" -eq 0 ]
 check "dry run starts nothing" [ ! -e "$TMP/ran" ]
 check "dry run table row" grep -qE '^2 +worker-1 +1 +0 +2 +1 *$' "$TMP/out"
 check "dry run env of chosen rank" grep -qx "HOROVOD_RANK=2" "$TMP/out"
+# what of hvdrun's environment the workers do not get is named
+OLDPWD=/x CUDA_VISIBLE_DEVICES=3 hvd --dry-run -np 2 true
+check "dry run names what stays behind" \
+    grep -qE '^not passed on: (.* )?(OLDPWD .*CUDA_VISIBLE_DEVICES|CUDA_VISIBLE_DEVICES .*OLDPWD)( |$)' "$TMP/out"
 check "dry run env cross size" grep -qx "HOROVOD_CROSS_SIZE=1" "$TMP/out"
 
 # -np above the slots: warned, scaled

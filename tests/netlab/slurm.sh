@@ -40,12 +40,16 @@ sal() {
 say_err() { [ "$1" -eq 0 ] || tail -n 5 "$TMP/err" | sed 's/^/  | /'; }
 
 # --- the plan from the allocation ---
-sal -N 3 -n 6 "$HVDRUN" --dry-run true
+OLDPWD=/x sal -N 3 -n 6 "$HVDRUN" --dry-run true
 check "dry run: exit 0" [ "$RC" -eq 0 ]
 check "dry run: 6 ranks, 2 on each node, in Slurm's order" \
     [ "$(awk '$1 ~ /^[0-9]+$/ {print $2}' "$TMP/out" | tr '\n' ' ')" = "h1 h1 h2 h2 h3 h3 " ]
 check "dry run: one srun step on the whole allocation" \
     grep -q '^agents: one srun step, hosts from the Slurm allocation: srun --nodes=3 --ntasks=3 --ntasks-per-node=1 --kill-on-bad-exit --mpi=none --cpu-bind=none --input=none --whole --overlap --export=ALL hvdrun-srun-agent$' "$TMP/out"
+check "dry run: what of hvdrun's environment stays behind" \
+    grep -qE '^not passed on: (.* )?OLDPWD( |$)' "$TMP/out"
+check "dry run: each node's own Slurm variables, named" \
+    grep -q "^each node's own, from its agent's step (unless -x sets them): SLURMD_NODENAME SLURM_NODEID .*; with GPUs from Slurm: CUDA_VISIBLE_DEVICES " "$TMP/out"
 sal -N 3 -n 6 "$HVDRUN" --dry-run -np 3 true
 check "dry run, -np 3: the first two nodes, named to srun" \
     grep -q 'srun --nodes=2 --ntasks=2 .* --nodelist=h1,h2 hvdrun-srun-agent$' "$TMP/out"

@@ -53,6 +53,9 @@ int worker_env_node(envlist *base);
  * node's. */
 int worker_env_slurm_gpus(const char *entry);
 
+/* The names worker_env_node adds, for --dry-run (one line into out). */
+void worker_env_node_describe(char *out, size_t n);
+
 /* 1 when a variable of the launcher must not reach the workers. */
 int worker_env_dropped(const char *entry);
 
