@@ -13,10 +13,7 @@ ELASTIC=${ELASTIC_CHECK:?set ELASTIC_CHECK to the elastic_check program}
 . "$(dirname "$0")/lab.sh"
 . "$(dirname "$0")/slurm_lab.sh"
 
-# no SSH anywhere: the lab's sshds go
-for ((i = 1; i <= LAB_HOSTS; i++)); do
-    kill "$(cat "$LABDIR/sshd$i.pid")" 2>/dev/null
-done
+slurm_lab_no_ssh
 
 # what a job may leave on a node: nothing of it (slurmd stays)
 job_leftovers() {
@@ -32,12 +29,6 @@ job_leftovers() {
     echo "$n"
 }
 nodes_clean() { [ "$(job_leftovers)" -eq 0 ] && [ "$(leftovers)" -eq 0 ]; }
-# sal ARGS...: salloc ARGS (bounded), output in $TMP/out and $TMP/err
-sal() {
-    timeout -k 5 90 salloc -J "$MARK" "$@" >"$TMP/out" 2>"$TMP/err"
-    RC=$?
-}
-say_err() { [ "$1" -eq 0 ] || tail -n 5 "$TMP/err" | sed 's/^/  | /'; }
 
 # --- the plan from the allocation ---
 OLDPWD=/x sal -N 3 -n 6 "$HVDRUN" --dry-run true

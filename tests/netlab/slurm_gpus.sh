@@ -10,18 +10,22 @@ export LAB_UP_HOSTS=2 SLURM_LAB_CPUS=3 SLURM_LAB_GPUS=4
 . "$(dirname "$0")/lab.sh"
 . "$(dirname "$0")/slurm_lab.sh"
 
-for ((i = 1; i <= LAB_HOSTS; i++)); do
-    kill "$(cat "$LABDIR/sshd$i.pid")" 2>/dev/null
-done
-sal() {
-    timeout -k 5 90 salloc -J "$MARK" "$@" >"$TMP/out" 2>"$TMP/err"
-    RC=$?
-}
-say_err() { [ "$1" -eq 0 ] || tail -n 5 "$TMP/err" | sed 's/^/  | /'; }
+slurm_lab_no_ssh
 # each rank: "gpu RANK NODE CUDA ROCR STEP_GPUS GPUS_ON_NODE"
 SHOW='echo "gpu $HOROVOD_RANK $SLURMD_NODENAME ${CUDA_VISIBLE_DEVICES-none} ${ROCR_VISIBLE_DEVICES-none} ${SLURM_STEP_GPUS-none} ${SLURM_GPUS_ON_NODE-none}"'
 # rank_saw RANK LINE: rank RANK printed "gpu RANK LINE"
 rank_saw() { grep -qxF "[$1]<stdout>:gpu $1 $2" "${3:-$TMP/out}"; }
+# ranks_have WHAT NODE GPUS RANK...: each RANK of the job WHAT has
+# NODE's GPUS in every variable that names them
+ranks_have() {
+    local what=$1 node=$2 gpus=$3 r n
+    shift 3
+    n=$(tr ',' '\n' <<<"$gpus" | wc -l)
+    for r in "$@"; do
+        check "$what: rank $r has $node's GPUs $gpus" \
+            rank_saw "$r" "$node $gpus $gpus $gpus $n"
+    done
+}
 
 # GPU 0 of h2 goes to another job (one CPU of h2 with it)
 sbatch -J "$MARK-hold" -w h2 -n 1 --gres=gpu:1 -o /dev/null \
@@ -53,14 +57,8 @@ lab_clean_slurm() {
 sal -N 2 --ntasks-per-node=2 --gpus-per-task=1 "$HVDRUN" sh -c "$SHOW"
 check "--gpus-per-task=1: exit 0" [ "$RC" -eq 0 ]
 say_err "$RC"
-for r in 0 1; do
-    check "--gpus-per-task=1: rank $r has h1's GPUs 0,1" \
-        rank_saw $r "h1 0,1 0,1 0,1 2"
-done
-for r in 2 3; do
-    check "--gpus-per-task=1: rank $r has h2's GPUs 1,2" \
-        rank_saw $r "h2 1,2 1,2 1,2 2"
-done
+ranks_have --gpus-per-task=1 h1 0,1 0 1
+ranks_have --gpus-per-task=1 h2 1,2 2 3
 # (hvdrun asks scontrol and waits for it: SIGCHLD ignored by whoever
 # started hvdrun must not lose that wait)
 sal -N 2 --ntasks-per-node=2 --gpus-per-task=1 env --ignore-signal=CHLD \
@@ -85,10 +83,7 @@ check "-x CUDA_VISIBLE_DEVICES=3: every rank has 3" \
 sal -N 1 -w h1 -n 2 --gpus=2 "$HVDRUN" sh -c "$SHOW"
 check "--gpus=2 on h1: exit 0" [ "$RC" -eq 0 ]
 say_err "$RC"
-for r in 0 1; do
-    check "--gpus=2 on h1: rank $r has h1's GPUs 0,1" \
-        rank_saw $r "h1 0,1 0,1 0,1 2"
-done
+ranks_have "--gpus=2 on h1" h1 0,1 0 1
 # On two nodes Slurm may split them unevenly (3 and 1 here), and one step
 # cannot ask for each node's own: hvdrun says so in one line and starts
 # nothing; where they came out even, every rank has its node's

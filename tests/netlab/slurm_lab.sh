@@ -120,3 +120,19 @@ if ! within 30 nodes_idle; then
         "$SL"/log/slurmd.h1.out "$SL/log/slurmctld.out" 2>/dev/null | grep -v '^==' | grep . | tail -n 1)"
     exit 77
 fi
+
+# For the tests on it: no SSH anywhere (a job must go through Slurm), and
+# sal ARGS...: salloc ARGS, bounded, its output in $TMP/out and $TMP/err
+# and its exit code in RC; say_err RC shows the end of $TMP/err unless RC
+# is 0.
+slurm_lab_no_ssh() {
+    local i
+    for ((i = 1; i <= LAB_HOSTS; i++)); do
+        kill "$(cat "$LABDIR/sshd$i.pid")" 2>/dev/null
+    done
+}
+sal() {
+    timeout -k 5 90 salloc -J "$MARK" "$@" >"$TMP/out" 2>"$TMP/err"
+    RC=$?
+}
+say_err() { [ "$1" -eq 0 ] || tail -n 5 "$TMP/err" | sed 's/^/  | /'; }
