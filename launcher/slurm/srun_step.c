@@ -185,6 +185,31 @@ node_of(const srun_step *st, const char *name)
     return -1;
 }
 
+/* Node i's streams taken from an earlier try that its agent gave up
+ * (one stream failed at that address, and the agent closes them all and
+ * dials the next): those its agent closed are forgotten, so that the new
+ * try's take their places. Only while the node is incomplete: once all
+ * its streams are in, they are the fleet's. */
+static void
+forget_dead_streams(srun_step *st, long i)
+{
+    int k, complete = 1;
+
+    for (k = 0; k < SRUN_STREAMS; k++)
+        complete &= st->fds[i][k] >= 0;
+    for (k = 0; !complete && k < SRUN_STREAMS; k++) {
+        char c;
+        ssize_t r;
+        if (st->fds[i][k] < 0)
+            continue;
+        r = recv(st->fds[i][k], &c, 1, MSG_PEEK | MSG_DONTWAIT);
+        if (r == 0 || (r < 0 && errno != EAGAIN && errno != EINTR)) {
+            close(st->fds[i][k]);
+            st->fds[i][k] = -1;
+        }
+    }
+}
+
 /* A whole answer line in p: 1 the connection is taken, -1 refused. */
 static int
 finish_handshake(srun_step *st, pending *p)
@@ -198,6 +223,7 @@ finish_handshake(srun_step *st, pending *p)
         return stranger(st, p, "it does not know the job's secret"), -1;
     if ((i = node_of(st, node)) < 0)
         return stranger(st, p, "not a node of this job"), -1;
+    forget_dead_streams(st, i);
     if (st->fds[i][stream] >= 0)
         return stranger(st, p, "that node's stream is already connected"), -1;
     if (write(p->fd, proof, strlen(proof)) != (ssize_t)strlen(proof))

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "agent_link.h"
+#include "srun_auth.h"
 #include "srun_step.h"
 #include "unit.h"
 
@@ -299,6 +300,74 @@ START_TEST(idle_strangers_do_not_keep_a_node_out)
 }
 END_TEST
 
+/* A line from fd, the step served meanwhile (up to 5 s); 0 or -1. */
+static int
+step_line(int fd, char *line, size_t n)
+{
+    size_t len = 0;
+
+    for (int i = 0; i < 500 && !memchr(line, '\n', len); i++) {
+        struct timespec ms10 = {0, 10 * 1000 * 1000};
+        ssize_t got = recv(fd, line + len, n - 1 - len, MSG_DONTWAIT);
+        if (got > 0)
+            len += (size_t)got;
+        else if (got == 0)
+            return -1;
+        srun_step_poll(st);
+        nanosleep(&ms10, NULL);
+    }
+    line[len] = '\0';
+    return memchr(line, '\n', len) ? 0 : -1;
+}
+
+/* An agent on node 0 whose stdio stream made its whole handshake (hvdrun
+ * took it) and whose other streams failed at that address: it closes
+ * them all and goes to the next address. The stream hvdrun took is the
+ * dead one, and the node's new stream must take its place: it was refused
+ * ("that node's stream is already connected"), and the node never came. */
+START_TEST(a_node_that_tries_again_after_half_a_handshake_is_taken)
+{
+    if (st == NULL)
+        return; /* skipped: said why */
+    struct sockaddr_in to = {.sin_family = AF_INET, .sin_port = htons(port)};
+    char hello[SRUN_AUTH_LINE], answer[SRUN_AUTH_LINE], proof[SRUN_AUTH_LINE],
+        expect[65], where[80];
+    struct pollfd p = {srun_step_pollfd(st), POLLIN, 0};
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+    to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ck_assert_int_eq(connect(fd, (struct sockaddr *)&to, sizeof(to)), 0);
+    ck_assert_int_eq(step_line(fd, hello, sizeof(hello)), 0);
+    ck_assert_int_eq(srun_auth_where(fd, 1, where, sizeof(where)), 0);
+    ck_assert_int_eq(srun_auth_answer(SECRET, hello, nodes[0], SRUN_STDIO,
+                                      where, answer, sizeof(answer), expect),
+                     0);
+    ck_assert_int_eq(send(fd, answer, strlen(answer), MSG_NOSIGNAL),
+                     (ssize_t)strlen(answer));
+    ck_assert_int_eq(step_line(fd, proof, sizeof(proof)), 0);
+    ck_assert_int_ge(srun_step_fd(st, 0, SRUN_STDIO), 0); /* hvdrun took it */
+    struct sockaddr_in mine, theirs;
+    socklen_t len = sizeof(mine);
+    ck_assert_int_eq(getsockname(fd, (struct sockaddr *)&mine, &len), 0);
+    close(fd);
+    agents[0] = start_node(0);
+    for (int i = 0; i < 200 && !connected(0); i++) {
+        poll(&p, 1, 50);
+        ck_assert_int_ge(hvdrun_link_advance(link0), 0);
+    }
+    ck_assert_msg(connected(0), "node 0 never connected");
+    /* its stdio is the agent's new stream, not the dead one, and the agent
+     * runs (refused, it gave up, and hvdrun held a dead stdio) */
+    len = sizeof(theirs);
+    ck_assert_int_eq(getpeername(srun_step_fd(st, 0, SRUN_STDIO),
+                                 (struct sockaddr *)&theirs, &len),
+                     0);
+    ck_assert_int_ne(theirs.sin_port, mine.sin_port);
+    ck_assert_int_eq(waitpid(agents[0], NULL, WNOHANG), 0);
+    ck_assert_int_eq(hvdrun_link_advance(link0), 1);
+}
+END_TEST
+
 static Suite *
 suite(void)
 {
@@ -310,6 +379,7 @@ suite(void)
     ADD(tc, a_node_finished_by_another_nodes_advance_is_ready);
     ADD(tc, the_streams_do_not_wait_to_fill_a_segment);
     ADD(tc, idle_strangers_do_not_keep_a_node_out);
+    ADD(tc, a_node_that_tries_again_after_half_a_handshake_is_taken);
     suite_add_tcase(s, tc);
     return s;
 }
