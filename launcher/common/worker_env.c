@@ -34,6 +34,8 @@ static const char *const slurm_gpu_vars[] = {
     "ZE_AFFINITY_MASK",     "SLURM_STEP_GPUS",    "SLURM_JOB_GPUS",
     "SLURM_GPUS_ON_NODE"};
 
+extern char **environ;
+
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
 static int
@@ -67,15 +69,26 @@ add_own(envlist *base, const char *const *names, size_t count)
     return 0;
 }
 
+/* 1 when Slurm gave the process of environment env GPUs: a step with
+ * GPUs has SLURM_STEP_GPUS, a batch script SLURM_JOB_GPUS. */
+static int
+slurm_gave_gpus(char *const *env)
+{
+    for (size_t i = 0; env && env[i]; i++)
+        if (strncmp(env[i], "SLURM_STEP_GPUS=", 16) == 0 ||
+            strncmp(env[i], "SLURM_JOB_GPUS=", 15) == 0)
+            return 1;
+    return 0;
+}
+
 int
 worker_env_node(envlist *base)
 {
-    /* (a step with GPUs has SLURM_STEP_GPUS; a batch script SLURM_JOB_GPUS) */
-    int gpus = getenv("SLURM_STEP_GPUS") || getenv("SLURM_JOB_GPUS");
-
     if (add_own(base, slurm_node_vars, COUNT(slurm_node_vars)) != 0)
         return -1;
-    return gpus ? add_own(base, slurm_gpu_vars, COUNT(slurm_gpu_vars)) : 0;
+    return slurm_gave_gpus(environ)
+               ? add_own(base, slurm_gpu_vars, COUNT(slurm_gpu_vars))
+               : 0;
 }
 
 void
@@ -122,12 +135,9 @@ worker_env_base(envlist *out, char *const *environ_, const cfg_values *vals,
                 const char **missing)
 {
     size_t i;
-    int slurm_gpus = 0;
+    int slurm_gpus = slurm_gave_gpus(environ_);
 
     *missing = NULL;
-    for (i = 0; environ_ && environ_[i]; i++)
-        slurm_gpus |= strncmp(environ_[i], "SLURM_STEP_GPUS=", 16) == 0 ||
-                      strncmp(environ_[i], "SLURM_JOB_GPUS=", 15) == 0;
     for (i = 0; environ_ && environ_[i]; i++)
         if (!worker_env_dropped(environ_[i]) &&
             !(slurm_gpus && worker_env_slurm_gpus(environ_[i])) &&

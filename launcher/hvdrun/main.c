@@ -94,6 +94,15 @@ all_hosts_local(const settings *s)
     return 1;
 }
 
+/* hvdrun runs the job's workers itself, with no agent: every host is
+ * this one, and the job is not elastic (an elastic job runs an agent per
+ * host, this one's too: a host's workers come and go with it). */
+static int
+runs_here_alone(const settings *s)
+{
+    return all_hosts_local(s) && !settings_elastic(s);
+}
+
 /* This host only (under one name or several): loopback, unless
  * --network-interface names another interface of it (by name or address
  * range). Other hosts: hvdd decides once the agents have probed each
@@ -145,8 +154,7 @@ static int
 refuse_copies(const settings *s, int *done)
 {
     long copies = cfg_slurm_step_copies(&s->slurm);
-    int own_step = s->launcher == LAUNCH_SLURM &&
-                   !(all_hosts_local(s) && !settings_elastic(s));
+    int own_step = s->launcher == LAUNCH_SLURM && !runs_here_alone(s);
 
     if (copies == 0 || (!s->from_allocation && !own_step))
         return 0;
@@ -179,7 +187,7 @@ print_launch(const settings *s, FILE *f)
         .gres = gres,
     };
 
-    if (all_hosts_local(s) && !settings_elastic(s))
+    if (runs_here_alone(s))
         return HVD_EXIT_OK;
     if (s->launcher != LAUNCH_SLURM) {
         fprintf(f, "\nagents: over SSH, one per host\n");
@@ -187,8 +195,7 @@ print_launch(const settings *s, FILE *f)
     }
     for (int i = 0; i < s->plan.nhosts; i++)
         nodes[i] = s->hosts.hosts[i].name;
-    if (srun_gres_needed() &&
-        srun_gres_arg(nodes, spec.n, gres, sizeof(gres), line, sizeof(line))) {
+    if (srun_gres_arg(nodes, spec.n, gres, sizeof(gres), line, sizeof(line))) {
         fflush(f);
         fprintf(stderr, "hvdrun: %s\n", line);
         return HVD_EXIT_LAUNCH;
@@ -220,8 +227,7 @@ dry_run(settings *s, const envlist *base, const worker_net *net)
         return HVD_EXIT_LAUNCH;
     printf("\nenvironment of rank %ld (besides the launcher's own):\n", rank);
     print_env(&env, stdout);
-    if (s->launcher == LAUNCH_SLURM &&
-        !(all_hosts_local(s) && !settings_elastic(s))) {
+    if (s->launcher == LAUNCH_SLURM && !runs_here_alone(s)) {
         char names[1024];
         worker_env_node_describe(names, sizeof(names));
         printf("\neach node's own, from its agent's step (unless -x sets "
@@ -320,8 +326,7 @@ start_step(const settings *s, const char *secret)
     sigprocmask(SIG_SETMASK, NULL, &now);
     for (int i = 0; i < n; i++)
         nodes[i] = s->hosts.hosts[i].name;
-    if (srun_gres_needed() &&
-        srun_gres_arg(nodes, spec.n, gres, sizeof(gres), err, sizeof(err))) {
+    if (srun_gres_arg(nodes, spec.n, gres, sizeof(gres), err, sizeof(err))) {
         fprintf(stderr, "hvdrun: %s\n", err);
         return NULL;
     }
@@ -472,10 +477,7 @@ static int
 run_attempts(settings *s, envlist *base, worker_net *net, char **argv)
 {
     long most = cfg_values_long(&s->values, CFG_OPT_MAX_RESTARTS, -1);
-    /* elastic jobs run an agent per host, this one's too (hvdrun-ssh):
-     * a host's workers come and go with it */
-    int code = HVD_EXIT_OK, interrupted = 0,
-        local = all_hosts_local(s) && !settings_elastic(s);
+    int code = HVD_EXIT_OK, interrupted = 0, local = runs_here_alone(s);
     char count[24];
 
     if (settings_elastic(s) && envlist_set(base, "HOROVOD_ELASTIC", "1") != 0)

@@ -15,8 +15,10 @@
 
 #include "slurm_alloc.h"
 
-int
-srun_gres_needed(void)
+/* The job asked for GPUs per task or per job (SLURM_GPUS,
+ * SLURM_GPUS_PER_TASK, ...). */
+static int
+gres_needed(void)
 {
     const char *tres = getenv("SLURM_TRES_PER_TASK");
 
@@ -76,10 +78,14 @@ srun_gres_arg(char *const *nodes, size_t n, char *out, size_t outlen, char *err,
 {
     const char *job = getenv("SLURM_JOB_ID");
     char *detail = NULL;
-    long *gpus = calloc(n ? n : 1, sizeof(*gpus));
+    long *gpus;
     cfg_err e;
     int r = -1;
 
+    out[0] = '\0';
+    if (!gres_needed())
+        return 0;
+    gpus = calloc(n ? n : 1, sizeof(*gpus));
     if (job == NULL || !*job || strlen(job) > 20 ||
         strspn(job, "0123456789") != strlen(job)) {
         snprintf(err, errlen, "srun: SLURM_JOB_ID is not a job number: '%.40s'",
