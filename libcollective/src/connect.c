@@ -123,6 +123,7 @@ comm_transport_new(const coll_comm *c, const char *name, int rank, int size,
         .cpu_each = cpu_each(c),
         .one_host = one_host && c->shm,
         .mesh_ranks = mesh_ranks(),
+        .stream_above = (size_t)comm_env_long("COLL_SHM_STREAM_BYTES", 0),
         .open_store = comm_new_client,
     };
 

@@ -115,6 +115,16 @@ shm_area(const shm_transport *t, uint32_t step, int rank)
  * within the timeout (err says which, what names the operation). */
 int shm_step(shm_transport *t, const char *what, char *err, size_t errlen);
 
+/* Copies into the caller's buffers (shm_store.c): shm_streams says
+ * whether an operation whose output is bytes long takes streaming
+ * stores (on x86-64, larger than spec.stream_above, by default the last
+ * level cache); shm_store copies
+ * n bytes, streaming when told; shm_store_done orders an operation's
+ * streamed stores before it returns. */
+int shm_streams(const shm_transport *t, size_t bytes);
+void shm_store(void *dst, const void *src, size_t n, int stream);
+void shm_store_done(int stream);
+
 /* The operations (shm_transport.c, shm_reduce.c). */
 int shm_allgatherv(transport *t, const void *mine, void *all,
                    const size_t *bytes, const char *what, char *err,

@@ -23,6 +23,7 @@ typedef struct pieces {
     const transport_piece *piece;
     int n;
     size_t es;
+    int stream; /* into recv with streaming stores (shm_store.c) */
 } pieces;
 
 /* Copies elements at .. at + len of the pieces' send buffers to out
@@ -41,7 +42,8 @@ pieces_copy(const pieces *b, size_t at, size_t len, void *buf, int dir)
         if (dir == 0)
             memcpy(buf, (const char *)pc->send + from * b->es, m * b->es);
         else
-            memcpy((char *)pc->recv + from * b->es, buf, m * b->es);
+            shm_store((char *)pc->recv + from * b->es, buf, m * b->es,
+                      b->stream);
         buf = (char *)buf + m * b->es;
         at += m;
         len -= m;
@@ -162,7 +164,8 @@ reduce_sub(const shm_transport *s, const pieces *b, const blocks *bl,
             char *d = (char *)dst + (done + c) * b->es;
             reduce_run(&rd, d, c, len);
             if (out)
-                memcpy((char *)pc->recv + (from + c) * b->es, d, len * b->es);
+                shm_store((char *)pc->recv + (from + c) * b->es, d, len * b->es,
+                          b->stream);
         }
         done += m;
     }
@@ -174,13 +177,14 @@ allreduce_as(transport *t, const transport_piece *piece, int n, coll_dtype dt,
              coll_op op, const char *what, char *err, size_t errlen)
 {
     shm_transport *s = (shm_transport *)t;
-    pieces b = {piece, n, coll_dtype_size(dt)};
+    pieces b = {piece, n, coll_dtype_size(dt), 0};
     size_t count = 0;
     int p = t->size, me = t->rank, r = 0;
     blocks bl;
 
     for (int k = 0; k < n; k++)
         count += piece[k].count;
+    b.stream = shm_streams(s, count * b.es);
     blocks_init(&bl, s, count, dt);
     for (size_t j = 0; r == 0 && count && j <= bl.steps; j++) {
         uint32_t step = s->step;
@@ -199,6 +203,7 @@ allreduce_as(transport *t, const transport_piece *piece, int n, coll_dtype dt,
                             sub_len(&bl, k, j - 1),
                             shm_area(s, step, k) + (size_t)p * s->sub, 1);
     }
+    shm_store_done(b.stream);
     return r;
 }
 
@@ -215,7 +220,7 @@ shm_reducescatter(transport *t, const void *send, void *recv, size_t count,
 {
     shm_transport *s = (shm_transport *)t;
     transport_piece one = {send, NULL, count};
-    pieces b = {&one, 1, coll_dtype_size(dt)};
+    pieces b = {&one, 1, coll_dtype_size(dt), 0};
     blocks bl;
     int r = 0;
 

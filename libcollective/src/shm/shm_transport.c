@@ -52,6 +52,7 @@ shm_allgatherv(transport *t, const void *mine, void *all, const size_t *bytes,
         most = bytes[k] > most ? bytes[k] : most;
     }
     size_t piece = piece_of(s);
+    int stream = shm_streams(s, at);
     if (mine && (char *)all + off[me] != mine)
         memmove((char *)all + off[me], mine, bytes[me]);
     for (size_t done = 0; r == 0 && done < most; done += piece) {
@@ -62,9 +63,10 @@ shm_allgatherv(transport *t, const void *mine, void *all, const size_t *bytes,
         r = shm_step(s, what, err, errlen);
         for (int k = 0; r == 0 && k < p; k++)
             if (k != me && done < bytes[k])
-                memcpy((char *)all + off[k] + done, shm_area(s, step, k),
-                       least(piece, bytes[k] - done));
+                shm_store((char *)all + off[k] + done, shm_area(s, step, k),
+                          least(piece, bytes[k] - done), stream);
     }
+    shm_store_done(stream);
     return r;
 }
 
@@ -110,6 +112,7 @@ st_broadcast(transport *t, void *buf, size_t bytes, int root, char *err,
     shm_transport *s = shm_of(t);
     int r = 0;
     size_t piece = piece_of(s);
+    int stream = t->rank != root && shm_streams(s, bytes);
 
     for (size_t done = 0; r == 0 && done < bytes; done += piece) {
         uint32_t step = s->step;
@@ -118,8 +121,9 @@ st_broadcast(transport *t, void *buf, size_t bytes, int root, char *err,
             memcpy(shm_area(s, step, root), (char *)buf + done, n);
         r = shm_step(s, "broadcast", err, errlen);
         if (r == 0 && t->rank != root)
-            memcpy((char *)buf + done, shm_area(s, step, root), n);
+            shm_store((char *)buf + done, shm_area(s, step, root), n, stream);
     }
+    shm_store_done(stream);
     return r;
 }
 

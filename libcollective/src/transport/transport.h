@@ -31,14 +31,17 @@ extern "C" {
 typedef struct transport_spec {
     char prefix[96]; /* of its keys in hvdd's store, the same on every rank */
     int rank, size;
-    char iface[64];   /* the interface hvdd chose (HOROVOD_GLOO_IFACE) */
-    int timeout_ms;   /* the longest wait without progress */
-    int cpu_each;     /* this host's ranks have a CPU each (else yield it) */
-    int one_host;     /* every rank is on this host: shared memory */
-    int mesh_ranks;   /* tcp: alltoall(v) on its own streams up to this many
-                         ranks, on a Gloo transport beyond (COLL_MESH_RANKS) */
-    char secret[160]; /* the job token (HVDD_TOKEN): tcp's streams prove
-                         with it that both ends belong to the job */
+    char iface[64];      /* the interface hvdd chose (HOROVOD_GLOO_IFACE) */
+    int timeout_ms;      /* the longest wait without progress */
+    int cpu_each;        /* this host's ranks have a CPU each (else yield it) */
+    int one_host;        /* every rank is on this host: shared memory */
+    int mesh_ranks;      /* tcp: alltoall(v) on its own streams up to this many
+                            ranks, on a Gloo transport beyond (COLL_MESH_RANKS) */
+    size_t stream_above; /* shm: outputs of more bytes than this are written
+                            with streaming stores (COLL_SHM_STREAM_BYTES;
+                            0: the last level cache's size) */
+    char secret[160];    /* the job token (HVDD_TOKEN): tcp's streams prove
+                            with it that both ends belong to the job */
     /* A new client of hvdd's store for the set-up, which the transport
      * frees; NULL when out of memory. */
     hvdd_client *(*open_store)(void);
