@@ -242,7 +242,7 @@ read_job(hvdrun_brief *j, char **buf, size_t *len)
     if (r != 0)
         say("error job: %s", line ? err : "no job on stdin");
     /* the launcher's Slurm variables of a node name its own */
-    else if ((r = worker_env_node(&j->base)) != 0)
+    else if ((r = worker_env_node(&j->base, j->chosen)) != 0)
         say("error job: out of memory");
     free(line);
     return r;

@@ -59,6 +59,13 @@ hvdrun_brief_encode(const hvdrun_brief *j)
                             json_string(j->network_interface));
     if (o && j->output_dir)
         json_object_set_new(o, "output_dir", json_string(j->output_dir));
+    for (argc = 0; j->chosen && j->chosen[argc]; argc++)
+        ;
+    if (o && argc &&
+        json_object_set_new(o, "chosen", string_array(j->chosen, argc)) != 0) {
+        json_decref(o);
+        o = NULL;
+    }
     text = o ? json_dumps(o, JSON_COMPACT) : NULL;
     json_decref(o);
     if (text == NULL)
@@ -99,16 +106,17 @@ decode_hosts(json_t *list, hvdrun_brief *j, char *err, size_t size)
     return 0;
 }
 
+/* A JSON array of strings as a NULL-terminated array into it (*out
+ * calloc'd); -1 for anything else. */
 static int
-decode_argv(json_t *a, hvdrun_brief *j)
+decode_strings(json_t *a, char ***out)
 {
     size_t n = json_array_size(a);
 
-    j->argv = calloc(n + 1, sizeof(char *));
-    if (j->argv == NULL || n == 0)
+    if ((*out = calloc(n + 1, sizeof(char *))) == NULL || !json_is_array(a))
         return -1;
     for (size_t i = 0; i < n; i++)
-        if ((j->argv[i] = (char *)json_string_value(json_array_get(a, i))) ==
+        if (((*out)[i] = (char *)json_string_value(json_array_get(a, i))) ==
             NULL)
             return -1;
     return 0;
@@ -118,7 +126,7 @@ int
 hvdrun_brief_decode(const char *line, hvdrun_brief *j, char *err, size_t size)
 {
     json_error_t je;
-    json_t *hosts = NULL, *argv = NULL, *env = NULL;
+    json_t *hosts = NULL, *argv = NULL, *env = NULL, *chosen = NULL;
 
     memset(j, 0, sizeof(*j));
     j->root = json_loads(line, 0, &je);
@@ -128,19 +136,23 @@ hvdrun_brief_decode(const char *line, hvdrun_brief *j, char *err, size_t size)
     }
     if (json_unpack_ex(
             j->root, &je, 0,
-            "{si so si so so ss ss si ss sF sF sF sb sb s?s s?s}", "host",
+            "{si so si so so ss ss si ss sF sF sF sb sb s?s s?s s?o}", "host",
             &j->host, "hosts", &hosts, "np", &j->np, "argv", &argv, "env", &env,
             "cwd", &j->cwd, "rendezvous_addr", &j->rendezvous_addr,
             "rendezvous_port", &j->rendezvous_port, "token", &j->token,
             "heartbeat", &j->heartbeat, "kill_grace", &j->kill_grace,
             "start_timeout", &j->start_timeout, "timestamps", &j->timestamps,
             "verbose", &j->verbose, "network_interface", &j->network_interface,
-            "output_dir", &j->output_dir) != 0) {
+            "output_dir", &j->output_dir, "chosen", &chosen) != 0) {
         snprintf(err, size, "the job message lacks a field: %s", je.text);
         return -1;
     }
-    if (decode_argv(argv, j) != 0) {
+    if (decode_strings(argv, &j->argv) != 0 || j->argv[0] == NULL) {
         snprintf(err, size, "the job message has no command");
+        return -1;
+    }
+    if (chosen && decode_strings(chosen, &j->chosen) != 0) {
+        snprintf(err, size, "the job message's chosen names are not strings");
         return -1;
     }
     for (size_t i = 0; i < json_array_size(env); i++) {
@@ -206,6 +218,7 @@ hvdrun_brief_release(hvdrun_brief *j)
     cfg_hostlist_release(&j->hosts);
     envlist_release(&j->base);
     free(j->argv);
+    free(j->chosen);
     json_decref(j->root);
     memset(j, 0, sizeof(*j));
 }

@@ -67,6 +67,18 @@ envlist_put(envlist *l, const char *entry)
     return store(l, copy, eq - entry);
 }
 
+void
+envlist_unset(envlist *l, const char *name)
+{
+    char **slot = find(l, name, strlen(name));
+
+    if (slot == NULL)
+        return;
+    free(*slot);
+    memmove(slot, slot + 1, (size_t)(l->v + l->n - slot) * sizeof(*slot));
+    l->n--; /* (the NULL after the last entry moved down with them) */
+}
+
 const char *
 envlist_get(const envlist *l, const char *name)
 {

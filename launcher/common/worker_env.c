@@ -69,6 +69,32 @@ add_own(envlist *base, const char *const *names, size_t count)
     return 0;
 }
 
+static int
+chosen_has(char *const *chosen, const char *name)
+{
+    for (size_t i = 0; chosen && chosen[i]; i++)
+        if (strcmp(chosen[i], name) == 0)
+            return 1;
+    return 0;
+}
+
+/* base's GPU variables are this process's, but those -x set (chosen
+ * names them, and the launcher had them) */
+static int
+own_gpus(envlist *base, char *const *chosen)
+{
+    for (size_t i = 0; i < COUNT(slurm_gpu_vars); i++) {
+        const char *name = slurm_gpu_vars[i], *v = getenv(name);
+        if (chosen_has(chosen, name) && envlist_get(base, name))
+            continue;
+        if (v == NULL)
+            envlist_unset(base, name);
+        else if (envlist_set(base, name, v) != 0)
+            return -1;
+    }
+    return 0;
+}
+
 /* 1 when Slurm gave the process of environment env GPUs: a step with
  * GPUs has SLURM_STEP_GPUS, a batch script SLURM_JOB_GPUS. */
 static int
@@ -82,13 +108,32 @@ slurm_gave_gpus(char *const *env)
 }
 
 int
-worker_env_node(envlist *base)
+worker_env_node(envlist *base, char *const *chosen)
 {
     if (add_own(base, slurm_node_vars, COUNT(slurm_node_vars)) != 0)
         return -1;
-    return slurm_gave_gpus(environ)
-               ? add_own(base, slurm_gpu_vars, COUNT(slurm_gpu_vars))
-               : 0;
+    return slurm_gave_gpus(environ) ? own_gpus(base, chosen) : 0;
+}
+
+char **
+worker_env_chosen(const cfg_values *vals)
+{
+    size_t bytes = (vals->nlist + 1) * sizeof(char *);
+    char **out, *at;
+
+    for (size_t i = 0; i < vals->nlist; i++)
+        bytes += strcspn(vals->list[i], "=") + 1;
+    if ((out = malloc(bytes)) == NULL)
+        return NULL;
+    at = (char *)(out + vals->nlist + 1);
+    for (size_t i = 0; i < vals->nlist; i++) {
+        size_t n = strcspn(vals->list[i], "=");
+        out[i] = memcpy(at, vals->list[i], n);
+        out[i][n] = '\0';
+        at += n + 1;
+    }
+    out[vals->nlist] = NULL;
+    return out;
 }
 
 void

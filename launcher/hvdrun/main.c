@@ -483,8 +483,13 @@ run_attempts(settings *s, envlist *base, worker_net *net, char **argv)
     if (settings_elastic(s) && envlist_set(base, "HOROVOD_ELASTIC", "1") != 0)
         return HVD_EXIT_LAUNCH;
     /* (an agent's workers get their node's own: worker_env_node there) */
-    if (local && worker_env_node(base) != 0)
-        return HVD_EXIT_LAUNCH;
+    if (local) {
+        char **chosen = worker_env_chosen(&s->values);
+        int r = chosen ? worker_env_node(base, chosen) : -1;
+        free(chosen);
+        if (r != 0)
+            return HVD_EXIT_LAUNCH;
+    }
     for (long k = 0; k <= (most < 0 ? 0 : most); k++) {
         if (most >= 0) {
             snprintf(count, sizeof(count), "%ld", most);

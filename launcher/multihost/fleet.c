@@ -20,6 +20,7 @@
 #include "hvd_clock.h"
 #include "output.h"
 #include "sibling.h"
+#include "worker_env.h"
 #include "srun_step.h"
 
 double
@@ -290,7 +291,10 @@ send_job(fleet *j, int i)
         a.hosts = joining;
         a.np = (int)cfg_hostlist_slots(&joining);
     }
-    line = hvdrun_brief_encode(&a);
+    /* (the agent keeps these of the GPU variables: worker_env_node) */
+    a.chosen = worker_env_chosen(&j->s->values);
+    line = a.chosen ? hvdrun_brief_encode(&a) : NULL;
+    free(a.chosen);
     if (h->joining)
         cfg_hostlist_release(&joining);
     if (line == NULL)

@@ -70,6 +70,24 @@ sal -N 2 --ntasks-per-node=2 --gpus-per-task=1 "$HVDRUN" --dry-run true
 check "--gpus-per-task=1, dry run: the step asks for each node's 2 GPUs" \
     grep -q '^agents: .* --export=ALL --gres=gpu:2 hvdrun-srun-agent$' "$TMP/out"
 
+# the launcher's own GPU variables (salloc's shell runs on the launch
+# host here, as on a login node: Slurm gave it no GPUs) give way to each
+# node's where Slurm gave the node's agent GPUs, unless -x sets them
+sal -N 2 --ntasks-per-node=2 --gpus-per-task=1 env ROCR_VISIBLE_DEVICES=7 \
+    ZE_AFFINITY_MASK=7 "$HVDRUN" \
+    sh -c "$SHOW; echo \"ze \$HOROVOD_RANK \${ZE_AFFINITY_MASK-none}\""
+check "launcher's ROCR_VISIBLE_DEVICES=7: exit 0" [ "$RC" -eq 0 ]
+say_err "$RC"
+ranks_have "launcher's ROCR_VISIBLE_DEVICES=7" h1 0,1 0 1
+ranks_have "launcher's ROCR_VISIBLE_DEVICES=7" h2 1,2 2 3
+check "launcher's ZE_AFFINITY_MASK=7: each rank has its node's" \
+    [ "$(grep -c -e '^\[[01]\]<stdout>:ze [01] 0,1$' \
+        -e '^\[[23]\]<stdout>:ze [23] 1,2$' "$TMP/out")" -eq 4 ]
+sal -N 2 --ntasks-per-node=2 --gpus-per-task=1 env ROCR_VISIBLE_DEVICES=7 \
+    "$HVDRUN" -x ROCR_VISIBLE_DEVICES sh -c "$SHOW"
+check "-x ROCR_VISIBLE_DEVICES (7 on the launcher): every rank has 7" \
+    [ "$(grep -c '^\[[0-3]\]<stdout>:gpu [0-3] h[12] [0-9,]* 7 ' "$TMP/out")" -eq 4 ]
+
 # -x wins on every node
 sal -N 2 --ntasks-per-node=2 --gpus-per-task=1 "$HVDRUN" \
     -x CUDA_VISIBLE_DEVICES=3 sh -c "$SHOW"

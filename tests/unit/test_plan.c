@@ -153,8 +153,50 @@ START_TEST(agents_brief_gives_the_same_plan)
     for (int r = 0; r < p.size; r++)
         ck_assert_int_eq(in.plan.slots[r].host, p.slots[r].host);
     ck_assert_int_eq(in.plan.slots[2].host, 1);
+    ck_assert_ptr_null(in.chosen); /* none given: none in the line */
     hvdrun_brief_release(&in);
     free(line);
+}
+END_TEST
+
+/* the names -x gave reach the agent, which keeps those of the GPU
+ * variables (worker_env_node) */
+START_TEST(agents_brief_carries_the_chosen_names)
+{
+    char *argv[] = {"true", NULL},
+         *chosen[] = {"ROCR_VISIBLE_DEVICES", "X", NULL};
+    char *line, err[200];
+    hvdrun_brief out = {.host = 0,
+                        .np = 2,
+                        .argv = argv,
+                        .chosen = chosen,
+                        .cwd = "/",
+                        .rendezvous_addr = "127.0.0.1",
+                        .token = "t"},
+                 in;
+
+    ck_assert_int_eq(plan_of_file("a slots=2\n", 2), 0);
+    out.hosts = l;
+    ck_assert_ptr_nonnull(line = hvdrun_brief_encode(&out));
+    ck_assert_int_eq(hvdrun_brief_decode(line, &in, err, sizeof(err)), 0);
+    ck_assert_ptr_nonnull(in.chosen);
+    ck_assert_str_eq(in.chosen[0], "ROCR_VISIBLE_DEVICES");
+    ck_assert_str_eq(in.chosen[1], "X");
+    ck_assert_ptr_null(in.chosen[2]);
+    hvdrun_brief_release(&in);
+    free(line);
+    /* anything but strings there is refused */
+    ck_assert_int_ne(
+        hvdrun_brief_decode("{\"host\":0,\"hosts\":[[\"a\",1]],\"np\":1,"
+                            "\"argv\":[\"true\"],\"env\":[],\"cwd\":\"/\","
+                            "\"rendezvous_addr\":\"x\",\"rendezvous_port\":1,"
+                            "\"token\":\"t\",\"heartbeat\":0,\"kill_grace\":1,"
+                            "\"start_timeout\":1,\"timestamps\":false,"
+                            "\"verbose\":false,\"chosen\":[1]}",
+                            &in, err, sizeof(err)),
+        0);
+    ck_assert_str_eq(err, "the job message's chosen names are not strings");
+    hvdrun_brief_release(&in);
 }
 END_TEST
 
@@ -188,6 +230,7 @@ suite(void)
     ADD(tc, np_above_slots_keeps_max_slots);
     ADD(tc, np_above_every_max_slots_is_error);
     ADD(tc, agents_brief_gives_the_same_plan);
+    ADD(tc, agents_brief_carries_the_chosen_names);
     ADD(tc, np_above_slots_scales_each_host);
     ADD(tc, np_above_slots_not_multiple);
     ADD(tc, no_hosts_is_error);

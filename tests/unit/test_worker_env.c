@@ -94,7 +94,7 @@ START_TEST(node_variables_are_each_hosts_own)
     ck_assert_int_eq(setenv("SLURMD_NODENAME", "h2", 1), 0);
     ck_assert_int_eq(setenv("SLURM_NODEID", "1", 1), 0);
     ck_assert_int_eq(setenv("SLURM_CPUS_ON_NODE", "8", 1), 0);
-    ck_assert_int_eq(worker_env_node(&base), 0);
+    ck_assert_int_eq(worker_env_node(&base, NULL), 0);
     ck_assert_str_eq(envlist_get(&base, "SLURMD_NODENAME"), "h2");
     ck_assert_str_eq(envlist_get(&base, "SLURM_NODEID"), "1");
     ck_assert_str_eq(envlist_get(&base, "SLURM_CPUS_ON_NODE"), "4"); /* -x */
@@ -129,6 +129,7 @@ START_TEST(slurm_gpus_are_each_nodes_own)
     cfg_values job;
     envlist base = {0}, plain = {0};
     const char *missing;
+    char **chosen;
 
     for (size_t i = 0; i < sizeof(gpu) / sizeof(gpu[0]); i++) {
         ck_assert(worker_env_slurm_gpus(gpu[i]));
@@ -142,16 +143,18 @@ START_TEST(slurm_gpus_are_each_nodes_own)
     ck_assert_ptr_null(envlist_get(&base, "CUDA_VISIBLE_DEVICES"));
     ck_assert_ptr_null(envlist_get(&base, "ROCR_VISIBLE_DEVICES"));
     ck_assert_ptr_null(envlist_get(&base, "SLURM_JOB_GPUS"));
+    chosen = worker_env_chosen(&job);
+    ck_assert_ptr_nonnull(chosen);
     /* an agent whose step has no GPUs adds none */
     ck_assert_int_eq(setenv("CUDA_VISIBLE_DEVICES", "2", 1), 0);
-    ck_assert_int_eq(worker_env_node(&base), 0);
+    ck_assert_int_eq(worker_env_node(&base, chosen), 0);
     ck_assert_ptr_null(envlist_get(&base, "CUDA_VISIBLE_DEVICES"));
     /* the agent on h2, whose step has GPUs 1 and 2 */
     ck_assert_int_eq(setenv("CUDA_VISIBLE_DEVICES", "1,2", 1), 0);
     ck_assert_int_eq(setenv("ROCR_VISIBLE_DEVICES", "1,2", 1), 0);
     ck_assert_int_eq(setenv("GPU_DEVICE_ORDINAL", "1,2", 1), 0);
     ck_assert_int_eq(setenv("SLURM_STEP_GPUS", "1,2", 1), 0);
-    ck_assert_int_eq(worker_env_node(&base), 0);
+    ck_assert_int_eq(worker_env_node(&base, chosen), 0);
     ck_assert_str_eq(envlist_get(&base, "CUDA_VISIBLE_DEVICES"), "1,2");
     ck_assert_str_eq(envlist_get(&base, "ROCR_VISIBLE_DEVICES"), "1,2");
     ck_assert_str_eq(envlist_get(&base, "SLURM_STEP_GPUS"), "1,2");
@@ -166,6 +169,54 @@ START_TEST(slurm_gpus_are_each_nodes_own)
     envlist_release(&base);
     envlist_release(&plain);
     cfg_values_release(&job);
+    free(chosen);
+}
+END_TEST
+
+/* A launcher Slurm gave no GPUs (salloc's shell on a login node) whose
+ * environment names some: where Slurm gave an agent GPUs, its workers
+ * get the node's, and a launcher's variable the node lacks goes, unless
+ * -x set it; where a -x name was not set on the launcher, the node's. */
+START_TEST(launchers_gpu_variables_give_way_to_slurms)
+{
+    char *login[] = {"ROCR_VISIBLE_DEVICES=7", "ZE_AFFINITY_MASK=7",
+                     "GPU_DEVICE_ORDINAL=7", "SLURM_JOB_ID=9", NULL};
+    const char *gpu[] = {"CUDA_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES",
+                         "SLURM_STEP_GPUS", "GPU_DEVICE_ORDINAL",
+                         "ZE_AFFINITY_MASK"};
+    cfg_values job;
+    envlist base = {0};
+    const char *missing;
+    char **chosen;
+
+    for (size_t i = 0; i < sizeof(gpu) / sizeof(gpu[0]); i++)
+        ck_assert_int_eq(unsetenv(gpu[i]), 0);
+    cfg_values_init(&job);
+    ck_assert_int_eq(
+        cfg_values_set(&job, CFG_OPT_ENV, "GPU_DEVICE_ORDINAL", NULL), 0);
+    ck_assert_int_eq(cfg_values_set(&job, CFG_OPT_ENV, "HVD_NOT_SET", NULL), 0);
+    ck_assert_int_eq(worker_env_base(&base, login, &job, &missing), 0);
+    ck_assert_str_eq(envlist_get(&base, "ROCR_VISIBLE_DEVICES"), "7");
+    chosen = worker_env_chosen(&job);
+    ck_assert_ptr_nonnull(chosen);
+    ck_assert_str_eq(chosen[0], "GPU_DEVICE_ORDINAL");
+    ck_assert_str_eq(chosen[1], "HVD_NOT_SET");
+    ck_assert_ptr_null(chosen[2]);
+    /* the agent on h1, whose step has GPUs 0 and 1 */
+    ck_assert_int_eq(setenv("CUDA_VISIBLE_DEVICES", "0,1", 1), 0);
+    ck_assert_int_eq(setenv("ROCR_VISIBLE_DEVICES", "0,1", 1), 0);
+    ck_assert_int_eq(setenv("SLURM_STEP_GPUS", "0,1", 1), 0);
+    ck_assert_int_eq(worker_env_node(&base, chosen), 0);
+    ck_assert_str_eq(envlist_get(&base, "CUDA_VISIBLE_DEVICES"), "0,1");
+    ck_assert_str_eq(envlist_get(&base, "ROCR_VISIBLE_DEVICES"), "0,1");
+    ck_assert_ptr_null(envlist_get(&base, "ZE_AFFINITY_MASK"));
+    ck_assert_str_eq(envlist_get(&base, "GPU_DEVICE_ORDINAL"), "7"); /* -x */
+    ck_assert_str_eq(envlist_get(&base, "SLURM_JOB_ID"), "9");
+    for (size_t i = 0; i < sizeof(gpu) / sizeof(gpu[0]); i++)
+        ck_assert_int_eq(unsetenv(gpu[i]), 0);
+    envlist_release(&base);
+    cfg_values_release(&job);
+    free(chosen);
 }
 END_TEST
 
@@ -203,6 +254,7 @@ suite(void)
 
     ADD(tc, identity_variables);
     ADD(tc, slurm_gpus_are_each_nodes_own);
+    ADD(tc, launchers_gpu_variables_give_way_to_slurms);
     ADD(tc, dropped_variables);
     ADD(tc, node_variables_are_each_hosts_own);
     ADD(tc, base_forwards_filters_and_overrides);

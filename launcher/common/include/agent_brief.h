@@ -22,6 +22,7 @@ typedef struct hvdrun_brief {
     int np;
     char **argv; /* NULL-terminated */
     envlist base;
+    char **chosen; /* the names -x gave, NULL-terminated (or NULL) */
     const char *cwd;
     const char *rendezvous_addr; /* hvdd as this host reaches it */
     int rendezvous_port;

@@ -15,6 +15,8 @@ typedef struct envlist {
 int envlist_set(envlist *l, const char *name, const char *value);
 /* Same with one "NAME=VALUE" string. */
 int envlist_put(envlist *l, const char *entry);
+/* Removes name's entry, if any. */
+void envlist_unset(envlist *l, const char *name);
 /* The value of name, or NULL. */
 const char *envlist_get(const envlist *l, const char *name);
 int envlist_copy(envlist *dst, const envlist *src);

@@ -40,13 +40,20 @@ int worker_env_rank(envlist *out, const envlist *base, const cfg_plan *plan,
 /* Where workers start (an agent's host, or this one for a job here):
  * Slurm's variables of a node (SLURMD_NODENAME, SLURM_NODEID,
  * SLURM_TOPOLOGY_ADDR[_PATTERN], SLURM_CPUS_ON_NODE) from this process's
- * environment (slurmstepd's, for an agent srun started; none over SSH),
- * and where Slurm gave this process GPUs (SLURM_STEP_GPUS or
- * SLURM_JOB_GPUS), those Slurm names them with (CUDA_VISIBLE_DEVICES,
- * GPU_DEVICE_ORDINAL, ROCR_VISIBLE_DEVICES, ZE_AFFINITY_MASK,
- * SLURM_STEP_GPUS, SLURM_JOB_GPUS, SLURM_GPUS_ON_NODE), unless base has
- * them already (-x). Returns 0 or -1 (out of memory). */
-int worker_env_node(envlist *base);
+ * environment (slurmstepd's, for an agent srun started; none over SSH).
+ * Where Slurm gave this process GPUs (SLURM_STEP_GPUS or
+ * SLURM_JOB_GPUS), the variables Slurm names them with
+ * (CUDA_VISIBLE_DEVICES, GPU_DEVICE_ORDINAL, ROCR_VISIBLE_DEVICES,
+ * ZE_AFFINITY_MASK, SLURM_STEP_GPUS, SLURM_JOB_GPUS, SLURM_GPUS_ON_NODE)
+ * are this process's: the launcher's (from a shell Slurm gave no GPUs,
+ * such as salloc's on a login node) are replaced, or removed where this
+ * process has none, unless chosen names them (-x; NULL-terminated, or
+ * NULL). Returns 0 or -1 (out of memory). */
+int worker_env_node(envlist *base, char *const *chosen);
+
+/* The names -x gave (NAME or NAME=VALUE each), NULL-terminated, in one
+ * malloc'd block the caller frees; NULL when out of memory. */
+char **worker_env_chosen(const cfg_values *vals);
 
 /* 1 when entry (NAME or NAME=VALUE) is one of the variables Slurm names
  * a node's GPUs with (above): srun's agents must not be given the launch
