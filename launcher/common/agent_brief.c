@@ -151,7 +151,8 @@ hvdrun_brief_decode(const char *line, hvdrun_brief *j, char *err, size_t size)
         snprintf(err, size, "the job message has no command");
         return -1;
     }
-    if (chosen && decode_strings(chosen, &j->chosen) != 0) {
+    if (chosen && !json_is_null(chosen) &&
+        decode_strings(chosen, &j->chosen) != 0) {
         snprintf(err, size, "the job message's chosen names are not strings");
         return -1;
     }

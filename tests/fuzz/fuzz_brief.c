@@ -37,6 +37,11 @@ require_same(const hvdrun_brief *a, const hvdrun_brief *b)
     REQUIRE(a->plan.size == b->plan.size && a->plan.nhosts == b->plan.nhosts);
     for (size_t i = 0; a->argv[i] || b->argv[i]; i++)
         REQUIRE(same_string(a->argv[i], b->argv[i]));
+    /* (none: NULL from a line without them, {NULL} from "chosen": []) */
+    for (size_t i = 0;
+         (a->chosen && a->chosen[i]) || (b->chosen && b->chosen[i]); i++)
+        REQUIRE(a->chosen && b->chosen &&
+                same_string(a->chosen[i], b->chosen[i]));
     REQUIRE(a->base.n == b->base.n);
     for (size_t i = 0; i < a->base.n; i++)
         REQUIRE(strcmp(a->base.v[i], b->base.v[i]) == 0);

@@ -19,31 +19,28 @@
 
 #include "shm.h"
 
-/* When the system does not say: a common size of a server's L3. */
+/* When the system does not say (a VM may hide its L3, and a libc
+ * other than glibc has no name for it): a common size of a server's L3.
+ * Not the L2: results of a few MiB gained nothing from streaming, and a
+ * caller reading one back finds it in the cache. */
 #define SHM_LLC_GUESS (32u << 20)
 
-static size_t
-last_level_cache(void)
+size_t
+shm_last_level_cache(void)
 {
-    static size_t llc;
-    long v;
+    long v = 0;
 
-    if (llc == 0) {
-        v = sysconf(_SC_LEVEL3_CACHE_SIZE);
-        if (v <= 0)
-            v = sysconf(_SC_LEVEL2_CACHE_SIZE);
-        llc = v > 0 ? (size_t)v : SHM_LLC_GUESS;
-    }
-    return llc;
+#ifdef _SC_LEVEL3_CACHE_SIZE
+    v = sysconf(_SC_LEVEL3_CACHE_SIZE);
+#endif
+    return v > 0 ? (size_t)v : SHM_LLC_GUESS;
 }
 
 int
 shm_streams(const shm_transport *t, size_t bytes)
 {
 #if defined(__x86_64__)
-    size_t above = t->spec.stream_above;
-
-    return bytes > (above ? above : last_level_cache());
+    return bytes > t->spec.stream_above;
 #else
     (void)t;
     (void)bytes;

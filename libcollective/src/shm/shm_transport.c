@@ -232,6 +232,8 @@ shm_transport_new(const transport_spec *spec)
         return NULL;
     s->base = (transport){&shm_ops, spec->rank, spec->size};
     s->spec = *spec;
+    if (s->spec.stream_above == 0) /* (once, before any operation) */
+        s->spec.stream_above = shm_last_level_cache();
     s->pidfd = malloc(sizeof(int) * (size_t)spec->size);
     for (int k = 0; s->pidfd && k < spec->size; k++)
         s->pidfd[k] = -1; /* before any st_free, which closes them */

@@ -39,7 +39,8 @@ typedef struct transport_spec {
                             ranks, on a Gloo transport beyond (COLL_MESH_RANKS) */
     size_t stream_above; /* shm: outputs of more bytes than this are written
                             with streaming stores (COLL_SHM_STREAM_BYTES;
-                            0: the last level cache's size) */
+                            0: the last level cache's size, which
+                            shm_transport_new puts here) */
     char secret[160];    /* the job token (HVDD_TOKEN): tcp's streams prove
                             with it that both ends belong to the job */
     /* A new client of hvdd's store for the set-up, which the transport
