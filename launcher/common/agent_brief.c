@@ -40,7 +40,7 @@ hosts_array(const cfg_hostlist *l)
 char *
 hvdrun_brief_encode(const hvdrun_brief *j)
 {
-    size_t argc = 0;
+    size_t argc = 0, nchosen;
     json_t *o;
     char *text, *line;
 
@@ -59,10 +59,11 @@ hvdrun_brief_encode(const hvdrun_brief *j)
                             json_string(j->network_interface));
     if (o && j->output_dir)
         json_object_set_new(o, "output_dir", json_string(j->output_dir));
-    for (argc = 0; j->chosen && j->chosen[argc]; argc++)
+    for (nchosen = 0; j->chosen && j->chosen[nchosen]; nchosen++)
         ;
-    if (o && argc &&
-        json_object_set_new(o, "chosen", string_array(j->chosen, argc)) != 0) {
+    if (o && nchosen &&
+        json_object_set_new(o, "chosen", string_array(j->chosen, nchosen)) !=
+            0) {
         json_decref(o);
         o = NULL;
     }

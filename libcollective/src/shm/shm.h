@@ -119,9 +119,8 @@ int shm_step(shm_transport *t, const char *what, char *err, size_t errlen);
  * whether an operation whose output is bytes long takes streaming
  * stores (on x86-64, larger than spec.stream_above, which
  * shm_transport_new sets to shm_last_level_cache() where it is 0);
- * shm_store copies
- * n bytes, streaming when told; shm_store_done orders an operation's
- * streamed stores before it returns. */
+ * shm_store copies n bytes, streaming when told; shm_store_done orders
+ * an operation's streamed stores before it returns. */
 size_t shm_last_level_cache(void);
 int shm_streams(const shm_transport *t, size_t bytes);
 void shm_store(void *dst, const void *src, size_t n, int stream);
