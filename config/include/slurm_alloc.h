@@ -53,10 +53,19 @@ int cfg_slurm_tasks_per_node(const char *spec, int *counts, size_t n,
  * tasks as slots. Errors name the variable at fault. */
 int cfg_slurm_hosts(const cfg_slurm_env *env, cfg_hostlist *out, cfg_err *e);
 
-/* Each of nodes[0..n)'s GPUs in job, from `scontrol show job -d JOB`
- * (detail; only the record of JobId=job counts): gpus[i]. Errors name
- * the line at fault, or a node the record does not name. */
-int cfg_slurm_node_gpus(const char *detail, const char *job, char *const *nodes,
-                        size_t n, long *gpus, cfg_err *e);
+/* What a node holds of a job's generic resources: its GPUs, and its
+ * other kinds as srun's --gres names them ("nic:1,mps:50"; "" for none),
+ * which a step that names its GPUs must name too, or go without. */
+typedef struct cfg_node_gres {
+    long gpus;
+    char other[256];
+} cfg_node_gres;
+
+/* Each of nodes[0..n)'s generic resources in job, from `scontrol show
+ * job -d JOB` (detail; only the record of JobId=job counts): out[i].
+ * Errors name the line at fault (an entry that cannot be read, other
+ * kinds longer than other holds), or a node the record does not name. */
+int cfg_slurm_node_gres(const char *detail, const char *job, char *const *nodes,
+                        size_t n, cfg_node_gres *out, cfg_err *e);
 
 #endif

@@ -176,7 +176,7 @@ static int
 print_launch(const settings *s, FILE *f)
 {
     char *nodes[s->plan.nhosts > 0 ? s->plan.nhosts : 1], line[8192],
-        gres[64] = "";
+        gres[SRUN_GRES_MAX] = "";
     const char *remote = cfg_values_get(&s->values, CFG_OPT_REMOTE_HVDRUN);
     srun_step_spec spec = {
         .nodes = nodes,
@@ -299,7 +299,8 @@ static srun_step *
 start_step(const settings *s, const char *secret)
 {
     int n = s->plan.nhosts;
-    char *nodes[n > 0 ? n : 1], err[700], agent[PATH_MAX + 32], gres[64] = "";
+    char *nodes[n > 0 ? n : 1], err[700], agent[PATH_MAX + 32],
+        gres[SRUN_GRES_MAX] = "";
     const char *remote = cfg_values_get(&s->values, CFG_OPT_REMOTE_HVDRUN);
     sigset_t now;
     /* the nodes run hvdrun-srun-agent itself, not `hvdrun --agent-srun`:

@@ -5,7 +5,9 @@
  * for its one task, or could not be made ("Insufficient GRES"). Then the
  * step asks for each node's GPUs itself, from slurmctld's own account of
  * the job (scontrol show job -d: some tens of ms, paid by these jobs
- * alone). */
+ * alone), and for the node's other generic resources beside them: a step
+ * that names its gres gets those alone (salloc --gres=nic:1
+ * --gpus-per-task=1 gave the step "gres:gpu:2" and no nic). */
 #include "srun_args.h"
 
 #include <signal.h>
@@ -78,14 +80,15 @@ srun_gres_arg(char *const *nodes, size_t n, char *out, size_t outlen, char *err,
 {
     const char *job = getenv("SLURM_JOB_ID");
     char *detail = NULL;
-    long *gpus;
+    cfg_node_gres *gres;
+    char gpus[32] = "";
     cfg_err e;
     int r = -1;
 
     out[0] = '\0';
     if (!gres_needed())
         return 0;
-    gpus = calloc(n ? n : 1, sizeof(*gpus));
+    gres = calloc(n ? n : 1, sizeof(*gres));
     if (job == NULL || !*job || strlen(job) > 20 ||
         strspn(job, "0123456789") != strlen(job)) {
         snprintf(err, errlen, "srun: SLURM_JOB_ID is not a job number: '%.40s'",
@@ -94,30 +97,46 @@ srun_gres_arg(char *const *nodes, size_t n, char *out, size_t outlen, char *err,
     }
     if ((detail = job_detail(job, err, errlen)) == NULL)
         goto out;
-    if (gpus == NULL) {
+    if (gres == NULL) {
         snprintf(err, errlen, "srun: out of memory");
         goto out;
     }
-    if (cfg_slurm_node_gpus(detail, job, nodes, n, gpus, &e) != 0) {
+    if (cfg_slurm_node_gres(detail, job, nodes, n, gres, &e) != 0) {
         snprintf(err, errlen, "srun: %s", e.msg);
         goto out;
     }
-    for (size_t i = 1; i < n; i++)
-        if (gpus[i] != gpus[0]) {
+    for (size_t i = 1; i < n; i++) {
+        if (gres[i].gpus != gres[0].gpus) {
             snprintf(err, errlen,
                      "srun: the job's GPUs differ by node (%s has %ld, %s "
                      "%ld), and one step cannot take each node's own: ask "
                      "for GPUs per node (--gpus-per-node=N or --gres=gpu:N)",
-                     nodes[0], gpus[0], nodes[i], gpus[i]);
+                     nodes[0], gres[0].gpus, nodes[i], gres[i].gpus);
             goto out;
         }
-    if (n && gpus[0] > 0)
-        snprintf(out, outlen, "--gres=gpu:%ld", gpus[0]);
-    else
+        if (strcmp(gres[i].other, gres[0].other) != 0) {
+            snprintf(err, errlen,
+                     "srun: the job's generic resources differ by node (%s "
+                     "has '%s', %s '%s'), and one step cannot take each "
+                     "node's own: ask for them per node (--gres=NAME:N)",
+                     nodes[0], gres[0].other, nodes[i], gres[i].other);
+            goto out;
+        }
+    }
+    if (n && gres[0].gpus > 0)
+        snprintf(gpus, sizeof(gpus), "gpu:%ld%s", gres[0].gpus,
+                 *gres[0].other ? "," : "");
+    if (n == 0 || (gres[0].gpus == 0 && !*gres[0].other))
         snprintf(out, outlen, "--gres=none");
+    else if (snprintf(out, outlen, "--gres=%s%s", gpus, gres[0].other) >=
+             (int)outlen) {
+        snprintf(err, errlen, "srun: the step's --gres is too long: %s",
+                 gres[0].other);
+        goto out;
+    }
     r = 0;
 out:
     free(detail);
-    free(gpus);
+    free(gres);
     return r;
 }

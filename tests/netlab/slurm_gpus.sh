@@ -2,10 +2,10 @@
 # GPUs under Slurm: each rank gets the GPUs Slurm gave the job on the
 # rank's own node (CUDA_VISIBLE_DEVICES and the rest, as srun's step sets
 # them there), whatever form the job asked for them in. A lab of 2 nodes
-# of 3 CPUs and 4 GPUs of Slurm's gres (slurm_lab.sh: Slurm numbers them,
-# no device is behind them); another job holds GPU 0 of h2, so that the
-# two nodes' GPUs differ. Needs root.
-export LAB_UP_HOSTS=2 SLURM_LAB_CPUS=3 SLURM_LAB_GPUS=4
+# of 3 CPUs, 4 GPUs and 2 NICs of Slurm's gres (slurm_lab.sh: Slurm
+# numbers them, no device is behind them); another job holds GPU 0 of h2,
+# so that the two nodes' GPUs differ. Needs root.
+export LAB_UP_HOSTS=2 SLURM_LAB_CPUS=3 SLURM_LAB_GPUS=4 SLURM_LAB_NICS=2
 . "$(dirname "$0")/../integration/lib.sh"
 . "$(dirname "$0")/lab.sh"
 . "$(dirname "$0")/slurm_lab.sh"
@@ -69,6 +69,23 @@ say_err "$RC"
 sal -N 2 --ntasks-per-node=2 --gpus-per-task=1 "$HVDRUN" --dry-run true
 check "--gpus-per-task=1, dry run: the step asks for each node's 2 GPUs" \
     grep -q '^agents: .* --export=ALL --gres=gpu:2 hvdrun-srun-agent$' "$TMP/out"
+
+# the job's other gres stay with the step that names its GPUs (a step
+# given --gres gets only what it names): each rank's step has its
+# node's nic beside its GPUs
+STEP='scontrol show step "$SLURM_JOB_ID.$SLURM_STEP_ID" | sed -n "s/^ *TresPerNode=/tres $HOROVOD_RANK /p"'
+sal -N 2 --ntasks-per-node=2 --gpus-per-task=1 --gres=nic:1 "$HVDRUN" \
+    sh -c "$STEP"
+check "--gres=nic:1 --gpus-per-task=1: exit 0" [ "$RC" -eq 0 ]
+for r in 0 1 2 3; do
+    check "--gres=nic:1 --gpus-per-task=1: rank $r's step has a nic" \
+        grep -qxF "[$r]<stdout>:tres $r gres:gpu:2,gres:nic:1" "$TMP/out"
+done
+say_err "$RC"
+sal -N 2 --ntasks-per-node=2 --gpus-per-task=1 --gres=nic:1 "$HVDRUN" \
+    --dry-run true
+check "--gres=nic:1 --gpus-per-task=1, dry run: the step asks for both" \
+    grep -q ' --gres=gpu:2,nic:1 hvdrun-srun-agent$' "$TMP/out"
 
 # the launcher's own GPU variables (salloc's shell runs on the launch
 # host here, as on a login node: Slurm gave it no GPUs) give way to each

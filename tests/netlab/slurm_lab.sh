@@ -88,8 +88,8 @@ for ((i = 1; i <= LAB_HOSTS; i++)); do NODES+=("h$i"); done
     echo "KillWait=5"
     gres=
     if [ "${SLURM_LAB_GPUS:-0}" -gt 0 ]; then
-        echo "GresTypes=gpu"
-        gres=" Gres=gpu:$SLURM_LAB_GPUS"
+        echo "GresTypes=gpu${SLURM_LAB_NICS:+,nic}"
+        gres=" Gres=gpu:$SLURM_LAB_GPUS${SLURM_LAB_NICS:+,nic:$SLURM_LAB_NICS}"
     fi
     for ((i = 1; i <= LAB_HOSTS; i++)); do
         echo "NodeName=h$i NodeAddr=${ADDR[$((i - 1))]} CPUs=${SLURM_LAB_CPUS:-2}$gres State=UNKNOWN"
@@ -103,6 +103,7 @@ if [ "${SLURM_LAB_GPUS:-0}" -gt 0 ]; then
             { echo "skip: cannot make the lab's GPU device files (mknod)"; exit 77; }
     done
     echo "Name=gpu File=$SL/gpu[0-$((SLURM_LAB_GPUS - 1))]" >"$SL/gres.conf"
+    [ -z "${SLURM_LAB_NICS:-}" ] || echo "Name=nic Count=$SLURM_LAB_NICS" >>"$SL/gres.conf"
 fi
 export SLURM_CONF=$SL/slurm.conf
 for _ in $(seq 50); do [ -S "$SL/munge.sock" ] && break; sleep 0.1; done

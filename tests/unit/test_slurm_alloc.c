@@ -283,24 +283,56 @@ START_TEST(node_gpus_from_scontrol)
         "JobId=71 ArrayJobId=7 ArrayTaskId=2 JobName=x\n"
         "     Nodes=n1 CPU_IDs=0-1 Mem=0 GRES=gpu:4(IDX:0-3)\n";
     char *nodes[] = {"n1", "n2", "n3", "n4", "n5", "n6", "n7", "n8"};
-    long gpus[8], want[8] = {2, 2, 1, 0, 3, 4, 2, 2};
+    long want[8] = {2, 2, 1, 0, 3, 4, 2, 2};
+    cfg_node_gres g[8];
     cfg_err e;
 
-    ck_assert_int_eq(cfg_slurm_node_gpus(detail, "7", nodes, 8, gpus, &e), 0);
+    ck_assert_int_eq(cfg_slurm_node_gres(detail, "7", nodes, 8, g, &e), 0);
     for (int i = 0; i < 8; i++)
-        ck_assert_int_eq(gpus[i], want[i]);
+        ck_assert_int_eq(g[i].gpus, want[i]);
     /* the other task's record */
-    ck_assert_int_eq(cfg_slurm_node_gpus(detail, "71", nodes, 1, gpus, &e), 0);
-    ck_assert_int_eq(gpus[0], 4);
+    ck_assert_int_eq(cfg_slurm_node_gres(detail, "71", nodes, 1, g, &e), 0);
+    ck_assert_int_eq(g[0].gpus, 4);
     /* a node the record does not name, and a gpu entry that cannot be read,
      * are errors, never 0 GPUs */
-    ck_assert_int_eq(cfg_slurm_node_gpus(detail, "71", nodes, 2, gpus, &e),
+    ck_assert_int_eq(cfg_slurm_node_gres(detail, "71", nodes, 2, g, &e),
                      CFG_EINVAL);
     ck_assert_ptr_nonnull(strstr(e.msg, "names no node 'n2'"));
-    ck_assert_int_eq(cfg_slurm_node_gpus("JobId=9 x\n  Nodes=n1 GRES=gpu:x\n",
-                                         "9", nodes, 1, gpus, &e),
+    ck_assert_int_eq(cfg_slurm_node_gres("JobId=9 x\n  Nodes=n1 GRES=gpu:x\n",
+                                         "9", nodes, 1, g, &e),
                      CFG_EINVAL);
     ck_assert_ptr_nonnull(strstr(e.msg, "Nodes=n1 GRES=gpu:x"));
+}
+END_TEST
+
+/* The other kinds beside the GPUs, as srun's --gres takes them back: a
+ * count alone (CNT, as Slurm 22.05 prints a count-only nic), typed, an
+ * index list alone; a kind whose count is 0 is left out */
+START_TEST(node_gres_keeps_other_kinds)
+{
+    static const char detail[] =
+        "JobId=8 JobName=x\n"
+        "     Nodes=n1 CPU_IDs=0-1 Mem=0 GRES=nic(CNT:1),gpu:2(IDX:0-1)\n"
+        "     Nodes=n2 CPU_IDs=0-1 Mem=0 "
+        "GRES=gpu:a100:1(IDX:3),nic:mlx5:2(IDX:0-1),mps:50(IDX:0)\n"
+        "     Nodes=n3 CPU_IDs=0 Mem=0 GRES=shard(IDX:0,2-3),nic:0\n"
+        "     Nodes=n4 CPU_IDs=0 Mem=0 GRES=(null)\n";
+    char *nodes[] = {"n1", "n2", "n3", "n4"};
+    const char *want[] = {"nic:1", "nic:mlx5:2,mps:50", "shard:3", ""};
+    long gpus[] = {2, 1, 0, 0};
+    cfg_node_gres g[4];
+    cfg_err e;
+
+    ck_assert_int_eq(cfg_slurm_node_gres(detail, "8", nodes, 4, g, &e), 0);
+    for (int i = 0; i < 4; i++) {
+        ck_assert_int_eq(g[i].gpus, gpus[i]);
+        ck_assert_str_eq(g[i].other, want[i]);
+    }
+    /* an other kind that cannot be read is an error, not dropped */
+    ck_assert_int_eq(cfg_slurm_node_gres("JobId=9 x\n  Nodes=n1 GRES=nic:x\n",
+                                         "9", nodes, 1, g, &e),
+                     CFG_EINVAL);
+    ck_assert_ptr_nonnull(strstr(e.msg, "GRES=nic:x"));
 }
 END_TEST
 
@@ -317,6 +349,7 @@ suite(void)
     ADD(tc, long_node_list_keeps_the_reason);
     tcase_add_loop_test(tc, bad_allocations, 0, sizeof(bad) / sizeof(bad[0]));
     ADD(tc, detection_needs_all_three);
+    ADD(tc, node_gres_keeps_other_kinds);
     ADD(tc, inside_a_step_the_allocation_is_the_steps);
     ADD(tc, several_tasks_of_a_step_are_copies);
     ADD(tc, node_gpus_from_scontrol);

@@ -11,14 +11,16 @@
 char **srun_argv(const srun_step_spec *spec, char *nodearg, size_t nodelen,
                  char counts[3][40]);
 
-/* The step's GPU request for nodes[0..n), into out: "" where the job
- * asked for its GPUs per node, or none (the step takes that request as
- * its own); where it asked per task or per job (SLURM_GPUS,
- * SLURM_GPUS_PER_TASK, ...), which a step of one task per node cannot
- * take, "--gres=gpu:K" with the K GPUs the job has on each node, or
- * "--gres=none" where it has none (srun_gres.c). 0, or -1 with the reason
- * in err (scontrol failed, or the nodes' GPUs differ, which one step
- * cannot take). */
+/* The step's generic resources for nodes[0..n), into out (room for
+ * SRUN_GRES_MAX bytes): "" where the job asked for its GPUs per node, or
+ * none (the step takes the job's request as its own); where it asked per
+ * task or per job (SLURM_GPUS, SLURM_GPUS_PER_TASK, ...), which a step of
+ * one task per node cannot take, "--gres=gpu:K,..." with the K GPUs the
+ * job has on each node and its other kinds there (nic, mps, ...: a step
+ * that names its gres gets only those), or "--gres=none" where it has
+ * none (srun_gres.c). 0, or -1 with the reason in err (scontrol failed,
+ * or the nodes' gres differ, which one step cannot take). */
+#define SRUN_GRES_MAX 320
 int srun_gres_arg(char *const *nodes, size_t n, char *out, size_t outlen,
                   char *err, size_t errlen);
 

@@ -22,7 +22,7 @@ typedef struct srun_step_spec {
      * hvdrun's; NULL: `HVDRUN --agent-srun` (--remote-hvdrun, whose
      * siblings only the nodes know) */
     const char *agent;
-    const char *gres;   /* the step's GPUs (srun_gres_arg), or NULL */
+    const char *gres;   /* the step's gres (srun_gres_arg), or NULL */
     const char *secret; /* the step's own, made fresh */
     const sigset_t *unblock;
 } srun_step_spec;

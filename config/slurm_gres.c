@@ -1,4 +1,5 @@
-/* Each node's GPUs of a Slurm job, from `scontrol show job -d ID`. Only
+/* Each node's generic resources of a Slurm job (its GPUs, and the other
+ * kinds a step must name to keep them), from `scontrol show job -d ID`. Only
  * the job's own record counts (an array's or a heterogeneous job's id
  * prints the records of all its parts, "JobId=..." first in each). Its
  * detail lines ("Nodes=h[1-2] CPU_IDs=0-1 Mem=0 GRES=gpu:2(IDX:0-1)")
@@ -56,9 +57,11 @@ index_count(const char *s, size_t len)
     return total;
 }
 
-/* One gres entry's GPUs ("nic:1(IDX:0)": 0), or -1 when malformed. */
+/* A gres entry's count ("nic:2(IDX:0-1)", "gpu:a100(IDX:0,2)": 2), and
+ * the length of its name with its type ("nic", "gpu:a100"); -1 when
+ * malformed. */
 static long
-entry_gpus(const char *e, size_t len)
+entry_count(const char *e, size_t len, size_t *name_len)
 {
     size_t head = strcspn(e, "(");
     const char *cnt, *idx, *colon;
@@ -67,8 +70,9 @@ entry_gpus(const char *e, size_t len)
 
     if (head > len)
         head = len;
-    if (strncmp(e, "gpu", 3) != 0 || (head > 3 && e[3] != ':'))
-        return 0;
+    *name_len = head;
+    if (head == 0)
+        return -1;
     if ((cnt = strstr(e, "(CNT:")) != NULL && cnt < e + len) {
         size_t d = strcspn(cnt + 5, ")");
         if (d == 0 || d >= sizeof(num))
@@ -77,61 +81,75 @@ entry_gpus(const char *e, size_t len)
         num[d] = '\0';
         return hvd_parse_long(num, 0, 1L << 20, &n) == 0 ? n : -1;
     }
-    /* gpu[:type]:N: the last field, where it is a number */
+    /* name[:type]:N: the last field, where it is a number */
     colon = memrchr(e, ':', head);
-    if (colon && colon > e + 2 &&
-        (size_t)(e + head - colon - 1) < sizeof(num)) {
+    if (colon && colon > e && (size_t)(e + head - colon - 1) < sizeof(num)) {
         memcpy(num, colon + 1, (size_t)(e + head - colon - 1));
         num[e + head - colon - 1] = '\0';
-        if (hvd_parse_long(num, 0, 1L << 20, &n) == 0)
+        if (hvd_parse_long(num, 0, 1L << 20, &n) == 0) {
+            *name_len = (size_t)(colon - e);
             return n;
+        }
     }
     if ((idx = strstr(e, "(IDX:")) != NULL && idx < e + len)
         return index_count(idx + 5, (size_t)(e + len - idx - 5));
     return -1;
 }
 
-/* The GPUs in a GRES value, or -1 when a gpu entry in it is malformed. */
-static long
-gpus_in(const char *gres, size_t len)
+/* A GRES value into g: its GPUs, and its other kinds as srun's --gres
+ * takes them; -1 when an entry is malformed or the others do not fit. */
+static int
+gres_in(const char *gres, size_t len, cfg_node_gres *g)
 {
-    long total = 0, n;
+    size_t used = 0;
 
+    g->gpus = 0;
+    g->other[0] = '\0';
     if (len == 6 && strncmp(gres, "(null)", 6) == 0)
         return 0;
     for (size_t at = 0; at < len;) {
-        size_t n_len = 0;
-        int depth = 0;
+        size_t n_len = 0, name;
+        int depth = 0, w;
+        long n;
         while (at + n_len < len && (depth || gres[at + n_len] != ',')) {
             depth += gres[at + n_len] == '('   ? 1
                      : gres[at + n_len] == ')' ? -1
                                                : 0;
             n_len++;
         }
-        if ((n = entry_gpus(gres + at, n_len)) < 0)
+        if ((n = entry_count(gres + at, n_len, &name)) < 0)
             return -1;
-        total += n;
+        if (strncmp(gres + at, "gpu", 3) == 0 &&
+            (name == 3 || gres[at + 3] == ':'))
+            g->gpus += n;
+        else if (n > 0) {
+            w = snprintf(g->other + used, sizeof(g->other) - used, "%s%.*s:%ld",
+                         used ? "," : "", (int)name, gres + at, n);
+            if (w < 0 || (size_t)w >= sizeof(g->other) - used)
+                return -1;
+            used += (size_t)w;
+        }
         at += n_len + 1;
     }
-    return total;
+    return 0;
 }
 
-/* One detail line: sets gpus[i] of each node it names; -1 is left for
- * a node no line names. */
+/* One detail line: sets out[i] of each node it names; a node no line
+ * names is left with gpus -1. */
 static int
-detail_line(char *line, char *const *nodes, size_t n, long *gpus, cfg_err *e)
+detail_line(char *line, char *const *nodes, size_t n, cfg_node_gres *out,
+            cfg_err *e)
 {
     size_t nlen = 0, glen = 0;
     char *names = field(line, "Nodes=", &nlen), *gres;
     cfg_host tmpl = {.slots = 1};
     cfg_hostlist these;
-    long count;
+    cfg_node_gres g = {0, ""};
     int r;
 
-    if ((gres = field(line, "GRES=", &glen)) == NULL &&
-        (gres = field(line, "GRES_IDX=", &glen)) == NULL)
-        count = 0;
-    else if ((count = gpus_in(gres, glen)) < 0)
+    if (((gres = field(line, "GRES=", &glen)) != NULL ||
+         (gres = field(line, "GRES_IDX=", &glen)) != NULL) &&
+        gres_in(gres, glen, &g) != 0)
         return cfg_fail(e, CFG_EINVAL, "scontrol: unreadable GRES in '%.200s'",
                         line);
     names[nlen] = '\0';
@@ -140,14 +158,14 @@ detail_line(char *line, char *const *nodes, size_t n, long *gpus, cfg_err *e)
     for (size_t k = 0; r == 0 && k < these.count; k++)
         for (size_t i = 0; i < n; i++)
             if (strcmp(these.hosts[k].name, nodes[i]) == 0)
-                gpus[i] = count;
+                out[i] = g;
     cfg_hostlist_release(&these);
     return r;
 }
 
 int
-cfg_slurm_node_gpus(const char *detail, const char *job, char *const *nodes,
-                    size_t n, long *gpus, cfg_err *e)
+cfg_slurm_node_gres(const char *detail, const char *job, char *const *nodes,
+                    size_t n, cfg_node_gres *out, cfg_err *e)
 {
     char *copy = strdup(detail), *save = NULL;
     size_t jlen = strlen(job);
@@ -156,7 +174,7 @@ cfg_slurm_node_gpus(const char *detail, const char *job, char *const *nodes,
     if (copy == NULL)
         return cfg_fail(e, CFG_ENOMEM, "out of memory");
     for (size_t i = 0; i < n; i++)
-        gpus[i] = -1;
+        out[i].gpus = -1;
     for (char *line = strtok_r(copy, "\n", &save); r == 0 && line;
          line = strtok_r(NULL, "\n", &save)) {
         while (*line == ' ')
@@ -164,11 +182,11 @@ cfg_slurm_node_gpus(const char *detail, const char *job, char *const *nodes,
         if (strncmp(line, "JobId=", 6) == 0)
             ours = strncmp(line + 6, job, jlen) == 0 && line[6 + jlen] == ' ';
         else if (ours && strncmp(line, "Nodes=", 6) == 0)
-            r = detail_line(line, nodes, n, gpus, e);
+            r = detail_line(line, nodes, n, out, e);
     }
     free(copy);
     for (size_t i = 0; r == 0 && i < n; i++)
-        if (gpus[i] < 0)
+        if (out[i].gpus < 0)
             r = cfg_fail(e, CFG_EINVAL,
                          "scontrol show job -d %s names no node '%s'", job,
                          nodes[i]);
