@@ -35,12 +35,23 @@
  * connections (3 each) waits in the backlog as before rather than
  * pushing each other out. */
 #define IDLE_SECONDS 1.0
-/* From one address, idle handshakes give way beyond this many pending: a
- * node's agent has its three streams in flight at most. */
+/* One address holds at most this many pending handshakes: a node's
+ * agent has its three streams in flight at most. Beyond them, its oldest
+ * gives way once it has waited PEER_IDLE_SECONDS (an agent answers in
+ * milliseconds), and otherwise the new connection is refused at once: one
+ * address that connected 800 times a second, each connection held a
+ * second, kept every slot young and the backlog full, and a node's agent
+ * never got in. */
 #define PENDING_PER_ADDR 16
+#define PEER_IDLE_SECONDS 0.25
 /* Connections taken in one look at the port: a flood refilling the
- * backlog does not keep hvdrun from the handshakes it holds. */
+ * backlog does not keep hvdrun from the handshakes it holds. Those
+ * refused at once (PENDING_PER_ADDR) cost an accept and a close and
+ * count apart: taken 64 a look with the rest, one address's refusals
+ * filled the backlog faster than it emptied, and a node's agent waited
+ * for SYN retries behind them. */
 #define ACCEPTS_PER_POLL 64
+#define REFUSALS_PER_POLL 1024
 /* Strangers named on stderr, then only counted. */
 #define STRANGERS_NAMED 3
 
@@ -158,14 +169,14 @@ reap(srun_step *st)
 /* ---- connections from the agents ---- */
 
 static void
-stranger(srun_step *st, const pending *p, const char *why)
+stranger(srun_step *st, const char *peer, const char *why)
 {
     if (st->strangers++ >= STRANGERS_NAMED)
         return;
     about_to_print(st);
     fprintf(stderr,
             "hvdrun: refused a connection from %s to the agents' port: %s\n",
-            p->peer, why);
+            peer, why);
 }
 
 static void
@@ -220,12 +231,13 @@ finish_handshake(srun_step *st, pending *p)
 
     if (srun_auth_check(st->secret, p->nonce, p->where, p->buf, node,
                         sizeof(node), &stream, proof, sizeof(proof)) != 0)
-        return stranger(st, p, "it does not know the job's secret"), -1;
+        return stranger(st, p->peer, "it does not know the job's secret"), -1;
     if ((i = node_of(st, node)) < 0)
-        return stranger(st, p, "not a node of this job"), -1;
+        return stranger(st, p->peer, "not a node of this job"), -1;
     forget_dead_streams(st, i);
     if (st->fds[i][stream] >= 0)
-        return stranger(st, p, "that node's stream is already connected"), -1;
+        return stranger(st, p->peer, "that node's stream is already connected"),
+               -1;
     if (write(p->fd, proof, strlen(proof)) != (ssize_t)strlen(proof))
         return -1;
     st->fds[i][stream] = p->fd;
@@ -245,14 +257,14 @@ read_pending(srun_step *st, int i)
     if (r < 0 && (errno == EAGAIN || errno == EINTR))
         return;
     if (r <= 0) {
-        stranger(st, p, "it closed during the handshake");
+        stranger(st, p->peer, "it closed during the handshake");
         return drop_pending(st, i);
     }
     p->len += (size_t)r;
     p->buf[p->len] = '\0';
     if (strchr(p->buf, '\n') == NULL) {
         if (p->len == sizeof(p->buf) - 1) {
-            stranger(st, p, "its handshake is too long");
+            stranger(st, p->peer, "its handshake is too long");
             drop_pending(st, i);
         }
         return;
@@ -285,20 +297,20 @@ oldest_pending(const srun_step *st, const char *peer, int *from_peer)
 }
 
 /* Closes the oldest pending handshake (from peer; NULL: of all) when it
- * is idle (IDLE_SECONDS): 1 when one went, else 0 with *wait the seconds
- * until the oldest would be idle. Connections that send nothing thus
- * cannot hold every slot until the agents give up (pausing alone let
+ * has waited `after` seconds: 1 when one went, else 0 with *wait the
+ * seconds until the oldest would have. Connections that send nothing
+ * thus cannot hold every slot until the agents give up (pausing alone let
  * them), and an agent's handshake in progress is never the one to go. */
 static int
-drop_idle(srun_step *st, const char *peer, double *wait)
+drop_idle(srun_step *st, const char *peer, double after, double *wait)
 {
     int n, i = oldest_pending(st, peer, &n);
-    double idle = i < 0 ? 0 : st->pend[i].since + IDLE_SECONDS - hvd_mono_now();
+    double idle = i < 0 ? 0 : st->pend[i].since + after - hvd_mono_now();
 
     *wait = idle > 0.01 ? idle : 0.01;
     if (i < 0 || idle > 0)
         return 0;
-    stranger(st, &st->pend[i], "no handshake before newer connections");
+    stranger(st, st->pend[i].peer, "no handshake before newer connections");
     drop_pending(st, i);
     return 1;
 }
@@ -327,14 +339,15 @@ accept_new(srun_step *st)
     char hello[80], where[sizeof(st->pend[0].where)],
         peer[sizeof(st->pend[0].peer)];
     double wait = 0;
-    int fd = -1, from_peer;
+    int fd = -1, from_peer, refused = 0;
 
     for (int k = 0; st->accepting && k < ACCEPTS_PER_POLL; k++) {
         pending *p;
         int one = 1;
         /* every slot taken and none idle: the rest wait in the backlog
          * until the oldest is */
-        if (st->npend == PENDING_MAX && !drop_idle(st, NULL, &wait)) {
+        if (st->npend == PENDING_MAX &&
+            !drop_idle(st, NULL, IDLE_SECONDS, &wait)) {
             pause_accepting(st, wait, 1);
             return;
         }
@@ -353,8 +366,13 @@ accept_new(srun_step *st)
         }
         peer[strcspn(peer, " ")] = '\0'; /* the address alone */
         if (oldest_pending(st, peer, &from_peer) >= 0 &&
-            from_peer >= PENDING_PER_ADDR)
-            drop_idle(st, peer, &wait);
+            from_peer >= PENDING_PER_ADDR &&
+            !drop_idle(st, peer, PEER_IDLE_SECONDS, &wait)) {
+            stranger(st, peer, "too many handshakes at once from its address");
+            close(fd);
+            k -= refused++ < REFUSALS_PER_POLL; /* (not one of the 64) */
+            continue;
+        }
         p = &st->pend[st->npend];
         if (srun_auth_hello(p->nonce, hello, sizeof(hello)) != 0 ||
             write(fd, hello, strlen(hello)) != (ssize_t)strlen(hello)) {
@@ -385,7 +403,7 @@ srun_step_poll(srun_step *st)
      * taken for an idle one that a new connection may push out */
     for (int i = st->npend - 1; i >= 0; i--) {
         if (now > st->pend[i].deadline) {
-            stranger(st, &st->pend[i], "no handshake within 3 s");
+            stranger(st, st->pend[i].peer, "no handshake within 3 s");
             drop_pending(st, i);
         } else {
             read_pending(st, i);
@@ -482,7 +500,7 @@ srun_step_end(srun_step *st)
     for (size_t i = 0; st->fds && i < st->n; i++)
         srun_step_close_node(st, i);
     while (st->npend > 0) {
-        stranger(st, &st->pend[st->npend - 1],
+        stranger(st, st->pend[st->npend - 1].peer,
                  "still in its handshake when the start ended");
         drop_pending(st, st->npend - 1);
     }

@@ -70,6 +70,14 @@ room_for_nodes(size_t n)
     setrlimit(RLIMIT_NOFILE, &rl); /* else the shortage is said at accept */
 }
 
+/* The agents' port's backlog (the kernel holds it to net.core.somaxconn,
+ * 4096 by default): a burst of many nodes' three connections each waits
+ * there, and a stranger's flood, refused as fast as it comes, fills it
+ * less. At 128, one address connecting again each time it was refused
+ * kept it full, and a node's agent waited for SYN retries (1 s, 3 s)
+ * past its own 5 s to connect. */
+#define BACKLOG 4096
+
 static int
 listen_any(int *port)
 {
@@ -78,7 +86,7 @@ listen_any(int *port)
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 
     if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof(a)) != 0 ||
-        listen(fd, 128) != 0 ||
+        listen(fd, BACKLOG) != 0 ||
         getsockname(fd, (struct sockaddr *)&a, &len) != 0) {
         if (fd >= 0)
             close(fd);
