@@ -10,6 +10,7 @@
  * where newer ones say GRES=. */
 #include "slurm_alloc.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,59 +58,104 @@ index_count(const char *s, size_t len)
     return total;
 }
 
-/* A gres entry's count ("nic:2(IDX:0-1)", "gpu:a100(IDX:0,2)": 2), and
- * the length of its name with its type ("nic", "gpu:a100"); -1 when
- * malformed. */
+/* A gres entry's count ("nic:2(IDX:0-1)", "gpu:a100(IDX:0,2)": 2) and the
+ * length of its kind's name ("nic", "gpu"; a type after it is left out:
+ * a step that asks for the kind untyped gets what the job holds, and
+ * nodes whose types differ ask alike); -1 when malformed. *counted says
+ * whether Slurm printed a count (N, CNT) rather than indices alone. */
 static long
-entry_count(const char *e, size_t len, size_t *name_len)
+entry_count(const char *e, size_t len, size_t *name_len, int *counted)
 {
-    size_t head = strcspn(e, "(");
-    const char *cnt, *idx, *colon;
+    const char *paren = memchr(e, '(', len), *colon;
+    const char *cnt = memmem(e, len, "(CNT:", 5);
+    const char *idx = memmem(e, len, "(IDX:", 5);
+    size_t head = paren ? (size_t)(paren - e) : len;
     char num[24];
     long n;
 
-    if (head > len)
-        head = len;
-    *name_len = head;
-    if (head == 0)
+    colon = memchr(e, ':', head);
+    *name_len = colon ? (size_t)(colon - e) : head;
+    *counted = 1;
+    if (*name_len == 0)
         return -1;
-    if ((cnt = strstr(e, "(CNT:")) != NULL && cnt < e + len) {
-        size_t d = strcspn(cnt + 5, ")");
+    if (cnt) {
+        const char *end = memchr(cnt + 5, ')', (size_t)(e + len - cnt - 5));
+        size_t d = end ? (size_t)(end - cnt - 5) : 0;
         if (d == 0 || d >= sizeof(num))
             return -1;
         memcpy(num, cnt + 5, d);
         num[d] = '\0';
-        return hvd_parse_long(num, 0, 1L << 20, &n) == 0 ? n : -1;
+        return hvd_parse_long(num, 0, LONG_MAX, &n) == 0 ? n : -1;
     }
     /* name[:type]:N: the last field, where it is a number */
     colon = memrchr(e, ':', head);
-    if (colon && colon > e && (size_t)(e + head - colon - 1) < sizeof(num)) {
+    if (colon && (size_t)(e + head - colon - 1) < sizeof(num)) {
         memcpy(num, colon + 1, (size_t)(e + head - colon - 1));
         num[e + head - colon - 1] = '\0';
-        if (hvd_parse_long(num, 0, 1L << 20, &n) == 0) {
-            *name_len = (size_t)(colon - e);
+        if (hvd_parse_long(num, 0, LONG_MAX, &n) == 0)
             return n;
-        }
     }
-    if ((idx = strstr(e, "(IDX:")) != NULL && idx < e + len)
+    *counted = 0;
+    if (idx)
         return index_count(idx + 5, (size_t)(e + len - idx - 5));
     return -1;
 }
 
-/* A GRES value into g: its GPUs, and its other kinds as srun's --gres
- * takes them; -1 when an entry is malformed or the others do not fit. */
+/* The other kinds of one node while they are read: each name's count. */
+typedef struct kind {
+    char name[64];
+    long count;
+} kind;
+#define KINDS_MAX 16
+
 static int
+by_name(const void *a, const void *b)
+{
+    return strcmp(((const kind *)a)->name, ((const kind *)b)->name);
+}
+
+/* Adds n of the kind named name (len bytes) to kinds; NULL, or why not. */
+static const char *
+add_kind(kind *kinds, int *nk, const char *name, size_t len, long n)
+{
+    int i = 0;
+
+    if (len >= sizeof(kinds[0].name))
+        return "a generic resource's name is too long";
+    while (i < *nk && (strlen(kinds[i].name) != len ||
+                       strncmp(kinds[i].name, name, len) != 0))
+        i++;
+    if (i == *nk) {
+        if (*nk == KINDS_MAX)
+            return "more kinds of generic resources than a step can name";
+        memcpy(kinds[i].name, name, len);
+        kinds[i].name[len] = '\0';
+        kinds[(*nk)++].count = 0;
+    }
+    if (kinds[i].count > LONG_MAX - n)
+        return "a generic resource's count is too large";
+    kinds[i].count += n;
+    return NULL;
+}
+
+/* A GRES value into g: its GPUs, and its other kinds as srun's --gres
+ * takes them, in the order of their names (so that nodes that print
+ * them in another order compare alike); NULL, or why it cannot be read. */
+static const char *
 gres_in(const char *gres, size_t len, cfg_node_gres *g)
 {
+    kind kinds[KINDS_MAX];
     size_t used = 0;
+    int nk = 0;
 
     g->gpus = 0;
     g->other[0] = '\0';
     if (len == 6 && strncmp(gres, "(null)", 6) == 0)
-        return 0;
+        return NULL;
     for (size_t at = 0; at < len;) {
         size_t n_len = 0, name;
-        int depth = 0, w;
+        int depth = 0, counted;
+        const char *why;
         long n;
         while (at + n_len < len && (depth || gres[at + n_len] != ',')) {
             depth += gres[at + n_len] == '('   ? 1
@@ -117,21 +163,31 @@ gres_in(const char *gres, size_t len, cfg_node_gres *g)
                                                : 0;
             n_len++;
         }
-        if ((n = entry_count(gres + at, n_len, &name)) < 0)
-            return -1;
-        if (strncmp(gres + at, "gpu", 3) == 0 &&
-            (name == 3 || gres[at + 3] == ':'))
+        if ((n = entry_count(gres + at, n_len, &name, &counted)) < 0)
+            return "unreadable GRES";
+        if (name == 3 && strncmp(gres + at, "gpu", 3) == 0) {
+            if (g->gpus > LONG_MAX - n)
+                return "a generic resource's count is too large";
             g->gpus += n;
-        else if (n > 0) {
-            w = snprintf(g->other + used, sizeof(g->other) - used, "%s%.*s:%ld",
-                         used ? "," : "", (int)name, gres + at, n);
-            if (w < 0 || (size_t)w >= sizeof(g->other) - used)
-                return -1;
-            used += (size_t)w;
+        } else if (!counted &&
+                   ((name == 3 && !strncmp(gres + at, "mps", 3)) ||
+                    (name == 5 && !strncmp(gres + at, "shard", 5)))) {
+            /* (their indices are GPUs', not how many of them) */
+            return "no count of a GPU's shares in GRES";
+        } else if (n > 0 && (why = add_kind(kinds, &nk, gres + at, name, n))) {
+            return why;
         }
         at += n_len + 1;
     }
-    return 0;
+    qsort(kinds, (size_t)nk, sizeof(kinds[0]), by_name);
+    for (int i = 0; i < nk; i++) {
+        int w = snprintf(g->other + used, sizeof(g->other) - used, "%s%s:%ld",
+                         used ? "," : "", kinds[i].name, kinds[i].count);
+        if (w < 0 || (size_t)w >= sizeof(g->other) - used)
+            return "more generic resources than a step can name";
+        used += (size_t)w;
+    }
+    return NULL;
 }
 
 /* One detail line: sets out[i] of each node it names; a node no line
@@ -145,13 +201,13 @@ detail_line(char *line, char *const *nodes, size_t n, cfg_node_gres *out,
     cfg_host tmpl = {.slots = 1};
     cfg_hostlist these;
     cfg_node_gres g = {0, ""};
+    const char *why;
     int r;
 
     if (((gres = field(line, "GRES=", &glen)) != NULL ||
          (gres = field(line, "GRES_IDX=", &glen)) != NULL) &&
-        gres_in(gres, glen, &g) != 0)
-        return cfg_fail(e, CFG_EINVAL, "scontrol: unreadable GRES in '%.200s'",
-                        line);
+        (why = gres_in(gres, glen, &g)) != NULL)
+        return cfg_fail(e, CFG_EINVAL, "scontrol: %s in '%.200s'", why, line);
     names[nlen] = '\0';
     cfg_hostlist_init(&these);
     r = cfg_range_expand(names, &tmpl, "scontrol's Nodes=", &these, e);

@@ -54,8 +54,9 @@ int cfg_slurm_tasks_per_node(const char *spec, int *counts, size_t n,
 int cfg_slurm_hosts(const cfg_slurm_env *env, cfg_hostlist *out, cfg_err *e);
 
 /* What a node holds of a job's generic resources: its GPUs, and its
- * other kinds as srun's --gres names them ("nic:1,mps:50"; "" for none),
- * which a step that names its GPUs must name too, or go without. */
+ * other kinds as srun's --gres names them, untyped and in the order of
+ * their names ("nic:2,shard:4"; "" for none), which a step that names
+ * its GPUs must name too, or go without. */
 typedef struct cfg_node_gres {
     long gpus;
     char other[256];
@@ -63,8 +64,9 @@ typedef struct cfg_node_gres {
 
 /* Each of nodes[0..n)'s generic resources in job, from `scontrol show
  * job -d JOB` (detail; only the record of JobId=job counts): out[i].
- * Errors name the line at fault (an entry that cannot be read, other
- * kinds longer than other holds), or a node the record does not name. */
+ * Errors say what is wrong with the line at fault (an entry that cannot
+ * be read, GPU shares given by index alone, more kinds than other holds),
+ * or name a node the record does not name. */
 int cfg_slurm_node_gres(const char *detail, const char *job, char *const *nodes,
                         size_t n, cfg_node_gres *out, cfg_err *e);
 

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "agent_run.h"
@@ -25,6 +26,9 @@
 
 #define CONNECT_MS 5000
 #define HANDSHAKE_SECONDS 10.0
+/* Tries again for this long (hvdrun waits 30 s for a node by default,
+ * --start-timeout): see connect_streams. */
+#define RETRY_SECONDS 15.0
 
 static const char *node_name = "?";
 
@@ -79,8 +83,10 @@ dial(const char *addr, const char *port)
     struct addrinfo hints = {.ai_socktype = SOCK_STREAM}, *res;
     int fd;
 
-    if (getaddrinfo(addr, port, &hints, &res) != 0)
+    if (getaddrinfo(addr, port, &hints, &res) != 0) {
+        errno = 0; /* (not one that trying again may mend) */
         return -1;
+    }
     fd = socket(res->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd >= 0) {
         struct timeval tv = {CONNECT_MS / 1000, 0};
@@ -89,8 +95,10 @@ dial(const char *addr, const char *port)
         /* the agent's calls and lines go at once (hvdrun's end too) */
         setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
         if (connect(fd, res->ai_addr, res->ai_addrlen) != 0) {
+            int why = errno; /* (for connect_at) */
             close(fd);
             fd = -1;
+            errno = why;
         }
     }
     freeaddrinfo(res);
@@ -128,23 +136,34 @@ proven(int fd, const char *expect, double deadline)
 
 /* The streams to hvdrun at address a, their handshakes overlapped (one
  * after another, they took a third of the agents' start). 0, or -1 with
- * every descriptor closed. */
+ * every descriptor closed and *again set where trying again may do: a
+ * connection that hvdrun closed before its handshake was done (it
+ * refuses an address's connections beyond a few at once, as when
+ * several nodes share one address or a stranger floods from this one),
+ * or one that was not answered in time; not where nothing listens
+ * there, or what answered is not hvdrun. */
 static int
-connect_at(const char *a, const char *port, const char *secret, int fd[])
+connect_at(const char *a, const char *port, const char *secret, int fd[],
+           int *again)
 {
     double deadline = hvd_mono_now() + HANDSHAKE_SECONDS;
     char expect[SRUN_STREAMS][65];
     int k, r = 0;
 
     for (k = 0; k < SRUN_STREAMS; k++)
-        if ((fd[k] = r == 0 ? dial(a, port) : -1) < 0)
+        if ((fd[k] = r == 0 ? dial(a, port) : -1) < 0) {
             r = -1;
+            *again |= k > 0 || errno == EINPROGRESS || errno == EAGAIN ||
+                      errno == ETIMEDOUT;
+        }
     for (k = 0; r == 0 && k < SRUN_STREAMS; k++)
         r = hello(fd[k], secret, k, deadline, expect[k]);
     for (k = 0; r == 0 && k < SRUN_STREAMS; k++)
         r = proven(fd[k], expect[k], deadline);
     if (r > 0)
         say("%s:%s does not know the job's secret; not hvdrun", a, port);
+    else if (r < 0 && fd[0] >= 0)
+        *again = 1;
     for (k = 0; r != 0 && k < SRUN_STREAMS; k++)
         if (fd[k] >= 0)
             close(fd[k]);
@@ -152,18 +171,32 @@ connect_at(const char *a, const char *port, const char *secret, int fd[])
 }
 
 /* Authenticated streams to hvdrun at the first address that answers and
- * proves it holds the secret. */
+ * proves it holds the secret; the addresses again, after a pause that
+ * grows (50 ms to 1 s, each a random 50-100% of that so that nodes
+ * refused together do not come back together), while trying again may
+ * do and RETRY_SECONDS have not passed. */
 static int
 connect_streams(char *addrs, const char *port, const char *secret, int fd[])
 {
-    char list[1024], *save = NULL;
+    double until = hvd_mono_now() + RETRY_SECONDS, pause = 0.05;
+    unsigned seed = (unsigned)getpid() ^ (unsigned)(hvd_mono_now() * 1e6);
 
-    snprintf(list, sizeof(list), "%s", addrs);
-    for (char *a = strtok_r(list, ",", &save); a;
-         a = strtok_r(NULL, ",", &save))
-        if (connect_at(a, port, secret, fd) == 0)
-            return 0;
-    return -1;
+    for (;;) {
+        char list[1024], *save = NULL;
+        int again = 0;
+        snprintf(list, sizeof(list), "%s", addrs);
+        for (char *a = strtok_r(list, ",", &save); a;
+             a = strtok_r(NULL, ",", &save))
+            if (connect_at(a, port, secret, fd, &again) == 0)
+                return 0;
+        if (!again || hvd_mono_now() + pause > until)
+            return -1;
+        double wait = pause * (0.5 + 0.5 * rand_r(&seed) / RAND_MAX);
+        struct timespec ts = {(time_t)wait,
+                              (long)((wait - (time_t)wait) * 1e9)};
+        nanosleep(&ts, NULL);
+        pause = pause * 2 < 1 ? pause * 2 : 1;
+    }
 }
 
 /* Takes name out of the environment and wipes its entry where it was:

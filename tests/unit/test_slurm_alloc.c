@@ -306,19 +306,22 @@ START_TEST(node_gpus_from_scontrol)
 END_TEST
 
 /* The other kinds beside the GPUs, as srun's --gres takes them back: a
- * count alone (CNT, as Slurm 22.05 prints a count-only nic), typed, an
- * index list alone; a kind whose count is 0 is left out */
+ * count alone (CNT, as Slurm 22.05 prints a count-only nic; beyond 32
+ * bits too), typed (the type left out, and the kind's types added up),
+ * an index list alone; in the order of their names, whatever order the
+ * node printed; a kind whose count is 0 left out */
 START_TEST(node_gres_keeps_other_kinds)
 {
     static const char detail[] =
         "JobId=8 JobName=x\n"
         "     Nodes=n1 CPU_IDs=0-1 Mem=0 GRES=nic(CNT:1),gpu:2(IDX:0-1)\n"
-        "     Nodes=n2 CPU_IDs=0-1 Mem=0 "
-        "GRES=gpu:a100:1(IDX:3),nic:mlx5:2(IDX:0-1),mps:50(IDX:0)\n"
-        "     Nodes=n3 CPU_IDs=0 Mem=0 GRES=shard(IDX:0,2-3),nic:0\n"
+        "     Nodes=n2 CPU_IDs=0-1 Mem=0 GRES=gpu:a100:1(IDX:3),"
+        "nic:mlx5:1(IDX:0),nic:cx6:1(IDX:1),bw(CNT:4294967296)\n"
+        "     Nodes=n3 CPU_IDs=0 Mem=0 GRES=shard:3(IDX:0),nic(IDX:0,2-3),"
+        "fpga:0\n"
         "     Nodes=n4 CPU_IDs=0 Mem=0 GRES=(null)\n";
     char *nodes[] = {"n1", "n2", "n3", "n4"};
-    const char *want[] = {"nic:1", "nic:mlx5:2,mps:50", "shard:3", ""};
+    const char *want[] = {"nic:1", "bw:4294967296,nic:2", "nic:3,shard:3", ""};
     long gpus[] = {2, 1, 0, 0};
     cfg_node_gres g[4];
     cfg_err e;
@@ -332,7 +335,22 @@ START_TEST(node_gres_keeps_other_kinds)
     ck_assert_int_eq(cfg_slurm_node_gres("JobId=9 x\n  Nodes=n1 GRES=nic:x\n",
                                          "9", nodes, 1, g, &e),
                      CFG_EINVAL);
+    ck_assert_ptr_nonnull(strstr(e.msg, "unreadable GRES in '"));
     ck_assert_ptr_nonnull(strstr(e.msg, "GRES=nic:x"));
+    /* shares of GPUs with indices alone: the indices are GPUs', not how
+     * many shares */
+    ck_assert_int_eq(
+        cfg_slurm_node_gres("JobId=9 x\n  Nodes=n1 GRES=shard(IDX:0,2-3)\n",
+                            "9", nodes, 1, g, &e),
+        CFG_EINVAL);
+    ck_assert_ptr_nonnull(strstr(e.msg, "no count of a GPU's shares"));
+    /* more kinds than fit: said so */
+    ck_assert_int_eq(
+        cfg_slurm_node_gres("JobId=9 x\n  Nodes=n1 GRES=a:1,b:1,c:1,d:1,e:1,"
+                            "f:1,g:1,h:1,i:1,j:1,k:1,l:1,m:1,n:1,o:1,p:1,q:1\n",
+                            "9", nodes, 1, g, &e),
+        CFG_EINVAL);
+    ck_assert_ptr_nonnull(strstr(e.msg, "more kinds of generic resources"));
 }
 END_TEST
 
