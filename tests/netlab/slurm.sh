@@ -223,6 +223,8 @@ RC=$?
 check "scancel: hvdrun exits 143" [ "$RC" -eq 143 ]
 check "scancel: says the Slurm job was cancelled" \
     grep -q "^hvdrun: the Slurm job was cancelled" "$TMP/err"
+grep -q "^hvdrun: the Slurm job was cancelled" "$TMP/err" ||
+    tail -n 8 "$TMP/err" | sed 's/^/  | /'
 check "scancel: nothing left on any node" within 20 nodes_clean
 
 # --- a Slurm job needs no hvdrun-ssh: hvdrun runs its fleet itself ---
