@@ -106,7 +106,13 @@ relay_line(srun_step *st, char *line)
     about_to_print(st);
     fprintf(stderr, "%s\n", line);
     snprintf(st->last, sizeof(st->last), "%.500s", line);
-    if (strstr(line, "CANCELLED") || strstr(line, "has been revoked"))
+    /* Slurm stopping the step itself: slurmstepd's "CANCELLED" may come
+     * after srun's end, srun's "Job step aborted" at once (scancel, a time
+     * limit, a failed node); once hvdrun signalled srun, what follows is
+     * its own doing */
+    if (!st->signalled &&
+        (strstr(line, "CANCELLED") || strstr(line, "has been revoked") ||
+         strstr(line, "srun: Job step aborted")))
         st->cancelled = 1;
 }
 
@@ -516,6 +522,7 @@ srun_step_end(srun_step *st)
     /* the agents stop on EOF and srun ends with them; else Slurm's own
      * teardown: srun passes SIGTERM on to the step */
     if (st->pid > 0 && !wait_srun(st, 10)) {
+        st->signalled = 1;
         kill(st->pid, SIGTERM);
         if (!wait_srun(st, 10)) {
             kill(st->pid, SIGKILL);

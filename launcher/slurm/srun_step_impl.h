@@ -42,6 +42,7 @@ struct srun_step {
     int pid_fd;      /* srun's pidfd, watched until it is reaped; -1: none */
     out_line out[2]; /* srun's stdout, stderr */
     int done, code, cancelled, strangers;
+    int signalled;     /* hvdrun sent srun a signal itself */
     int said_fd_limit; /* out of descriptors, said once */
     int paused_full;   /* accepting paused for want of a slot */
     int accepting;     /* listen_fd is watched */

@@ -249,8 +249,10 @@ srun_step_forget(srun_step *st)
         return;
     /* srun passes SIGTERM on to the step; srun_step_free waits for its
      * end on the pidfd (then SIGTERM again, then SIGKILL) */
-    if (st->pid > 0 && !st->done)
+    if (st->pid > 0 && !st->done) {
+        st->signalled = 1;
         kill(st->pid, SIGTERM);
+    }
     srun_step_free(st);
 }
 
