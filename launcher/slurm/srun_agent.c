@@ -11,6 +11,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -77,31 +78,35 @@ read_line(int fd, char *buf, size_t n, double deadline)
     return -1;
 }
 
+/* A connection to addr:port, or -1 with errno saying why (0: the address
+ * cannot be resolved). */
 static int
 dial(const char *addr, const char *port)
 {
     struct addrinfo hints = {.ai_socktype = SOCK_STREAM}, *res;
-    int fd;
+    int fd, why = 0;
 
     if (getaddrinfo(addr, port, &hints, &res) != 0) {
-        errno = 0; /* (not one that trying again may mend) */
+        errno = 0;
         return -1;
     }
     fd = socket(res->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd >= 0) {
+    if (fd < 0) {
+        why = errno;
+    } else {
         struct timeval tv = {CONNECT_MS / 1000, 0};
         int one = 1;
         setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
         /* the agent's calls and lines go at once (hvdrun's end too) */
         setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
         if (connect(fd, res->ai_addr, res->ai_addrlen) != 0) {
-            int why = errno; /* (for connect_at) */
+            why = errno;
             close(fd);
             fd = -1;
-            errno = why;
         }
     }
     freeaddrinfo(res);
+    errno = why;
     return fd;
 }
 
@@ -144,18 +149,22 @@ proven(int fd, const char *expect, double deadline)
  * there, or what answered is not hvdrun. */
 static int
 connect_at(const char *a, const char *port, const char *secret, int fd[],
-           int *again)
+           double until, int *again)
 {
     double deadline = hvd_mono_now() + HANDSHAKE_SECONDS;
     char expect[SRUN_STREAMS][65];
     int k, r = 0;
 
-    for (k = 0; k < SRUN_STREAMS; k++)
-        if ((fd[k] = r == 0 ? dial(a, port) : -1) < 0) {
+    if (deadline > until)
+        deadline = until;
+    for (k = 0; k < SRUN_STREAMS; k++) {
+        fd[k] = -1;
+        if (r == 0 && (fd[k] = dial(a, port)) < 0) {
             r = -1;
-            *again |= k > 0 || errno == EINPROGRESS || errno == EAGAIN ||
-                      errno == ETIMEDOUT;
+            *again |= errno == EINPROGRESS || errno == EAGAIN ||
+                      errno == ETIMEDOUT; /* (SO_SNDTIMEO's) */
         }
+    }
     for (k = 0; r == 0 && k < SRUN_STREAMS; k++)
         r = hello(fd[k], secret, k, deadline, expect[k]);
     for (k = 0; r == 0 && k < SRUN_STREAMS; k++)
@@ -179,7 +188,8 @@ static int
 connect_streams(char *addrs, const char *port, const char *secret, int fd[])
 {
     double until = hvd_mono_now() + RETRY_SECONDS, pause = 0.05;
-    unsigned seed = (unsigned)getpid() ^ (unsigned)(hvd_mono_now() * 1e6);
+    unsigned seed =
+        (unsigned)getpid() ^ (unsigned)(uint64_t)(hvd_mono_now() * 1e6);
 
     for (;;) {
         char list[1024], *save = NULL;
@@ -187,7 +197,8 @@ connect_streams(char *addrs, const char *port, const char *secret, int fd[])
         snprintf(list, sizeof(list), "%s", addrs);
         for (char *a = strtok_r(list, ",", &save); a;
              a = strtok_r(NULL, ",", &save))
-            if (connect_at(a, port, secret, fd, &again) == 0)
+            if (connect_at(a, port, secret, fd, until + HANDSHAKE_SECONDS,
+                           &again) == 0)
                 return 0;
         if (!again || hvd_mono_now() + pause > until)
             return -1;

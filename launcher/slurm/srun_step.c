@@ -108,11 +108,15 @@ relay_line(srun_step *st, char *line)
     snprintf(st->last, sizeof(st->last), "%.500s", line);
     /* Slurm stopping the step itself: slurmstepd's "CANCELLED" may come
      * after srun's end, srun's "Job step aborted" at once (scancel, a time
-     * limit, a failed node); once hvdrun signalled srun, what follows is
-     * its own doing */
+     * limit, a failed node). srun says the latter also when it ends the
+     * step itself, after a task's bad exit (--kill-on-bad-exit: an agent
+     * hvdrun dropped, or one that crashed), which it reports first; and
+     * once hvdrun signalled srun, what follows is its own doing. */
+    if (strstr(line, "srun: error: ") && strstr(line, ": task "))
+        st->task_failed = 1;
     if (!st->signalled &&
         (strstr(line, "CANCELLED") || strstr(line, "has been revoked") ||
-         strstr(line, "srun: Job step aborted")))
+         (!st->task_failed && strstr(line, "srun: Job step aborted"))))
         st->cancelled = 1;
 }
 

@@ -43,6 +43,7 @@ struct srun_step {
     out_line out[2]; /* srun's stdout, stderr */
     int done, code, cancelled, strangers;
     int signalled;     /* hvdrun sent srun a signal itself */
+    int task_failed;   /* srun said a task (an agent) ended badly */
     int said_fd_limit; /* out of descriptors, said once */
     int paused_full;   /* accepting paused for want of a slot */
     int accepting;     /* listen_fd is watched */

@@ -125,6 +125,8 @@ teardown(void)
     hvdrun_link_free(link0); /* the agents see EOF and end */
     hvdrun_link_free(link1);
     srun_step_forget(st);
+    link0 = link1 = NULL;
+    st = NULL;
     /* (NULL accepted) */ /* SIGTERM to "srun", waited for */
     if (dir[0]) {
         char path[128];
@@ -471,12 +473,10 @@ START_TEST(a_node_that_tries_again_after_half_a_handshake_is_taken)
 }
 END_TEST
 
-/* Slurm stopping the step itself (scancel, a time limit, a failed node):
- * srun says "Job step aborted" at once, and slurmstepd's "CANCELLED" did
- * not always come before srun ended (netlab.slurm's scancel on a loaded
- * machine, 2 of 10: hvdrun said "job failed on h2"). Either is Slurm's
- * cancel. */
-START_TEST(a_step_slurm_aborted_is_cancelled)
+/* The end of a step whose stand-in srun runs then (a shell line); the
+ * step, done, for the caller to look at and free (NULL: skipped). */
+static srun_step *
+step_ending(const char *then)
 {
     char err[512];
     sigset_t now;
@@ -486,26 +486,88 @@ START_TEST(a_step_slurm_aborted_is_cancelled)
                            .agent = "hvdrun-srun-agent",
                            .secret = SECRET,
                            .unblock = &now};
-    srun_step *aborted;
+    srun_step *ended;
 
     sigprocmask(SIG_SETMASK, NULL, &now);
-    fake_srun_then("echo 'srun: Job step aborted: Waiting up to 7 seconds "
-                   "for job step to finish.' >&2; exit 143");
-    aborted = srun_step_start(&spec, err, sizeof(err));
-    if (aborted == NULL && strstr(err, "no IPv4 address")) {
+    fake_srun_then(then);
+    ended = srun_step_start(&spec, err, sizeof(err));
+    if (ended == NULL && strstr(err, "no IPv4 address")) {
         printf("skip: %s\n", err);
-        return;
+        return NULL;
     }
-    ck_assert_msg(aborted != NULL, "%s", err);
-    for (int i = 0; i < 500 && !srun_step_done(aborted); i++) {
+    ck_assert_msg(ended != NULL, "%s", err);
+    for (int i = 0; i < 500 && !srun_step_done(ended); i++) {
         struct timespec ms10 = {0, 10 * 1000 * 1000};
-        srun_step_poll(aborted);
+        srun_step_poll(ended);
         nanosleep(&ms10, NULL);
     }
-    ck_assert(srun_step_done(aborted));
-    ck_assert_int_eq(srun_step_code(aborted), 143);
-    ck_assert_int_eq(srun_step_cancelled(aborted), 1);
-    srun_step_free(aborted);
+    ck_assert(srun_step_done(ended));
+    return ended;
+}
+
+/* Slurm stopping the step itself (scancel, a time limit, a failed node):
+ * srun says "Job step aborted" at once, and slurmstepd's "CANCELLED" did
+ * not always come before srun ended (netlab.slurm's scancel on a loaded
+ * machine, 2 of 10: hvdrun said "job failed on h2"). Either is Slurm's
+ * cancel. */
+START_TEST(a_step_slurm_aborted_is_cancelled)
+{
+    srun_step *ended =
+        step_ending("echo 'srun: Job step aborted: Waiting up to 7 seconds "
+                    "for job step to finish.' >&2; exit 143");
+
+    if (ended == NULL)
+        return; /* skipped: said why */
+    ck_assert_int_eq(srun_step_code(ended), 143);
+    ck_assert_int_eq(srun_step_cancelled(ended), 1);
+    srun_step_free(ended);
+}
+END_TEST
+
+/* srun ending the step itself after an agent's bad exit
+ * (--kill-on-bad-exit) says "Job step aborted" too, after it named the
+ * task: that is the job failing, not Slurm's cancel */
+START_TEST(a_step_srun_ended_for_a_bad_exit_is_not_cancelled)
+{
+    srun_step *ended = step_ending(
+        "echo 'srun: error: n1: task 1: Exited with exit code 3' >&2; "
+        "echo 'srun: launch/slurm: _step_signal: Terminating StepId=5.0' >&2; "
+        "echo 'srun: Job step aborted: Waiting up to 7 seconds for job step "
+        "to finish.' >&2; exit 3");
+
+    if (ended == NULL)
+        return; /* skipped: said why */
+    ck_assert_int_eq(srun_step_code(ended), 3);
+    ck_assert_int_eq(srun_step_cancelled(ended), 0);
+    srun_step_free(ended);
+}
+END_TEST
+
+/* An agent whose hvdrun is gone (nothing listens at its port) ends at
+ * once: it tries again only where hvdrun closed a connection or did not
+ * answer */
+START_TEST(a_node_with_no_hvdrun_ends_at_once)
+{
+    struct sockaddr_in a = {.sin_family = AF_INET};
+    socklen_t len = sizeof(a);
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), status = 0;
+    pid_t done = 0;
+
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ck_assert_int_eq(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+    ck_assert_int_eq(getsockname(fd, (struct sockaddr *)&a, &len), 0);
+    port = ntohs(a.sin_port);
+    close(fd); /* a port nothing listens at */
+    agents[0] = start_node(0);
+    for (int i = 0; i < 300 && done == 0; i++) { /* 3 s */
+        struct timespec ms10 = {0, 10 * 1000 * 1000};
+        if ((done = waitpid(agents[0], &status, WNOHANG)) == 0)
+            nanosleep(&ms10, NULL);
+    }
+    ck_assert_msg(done == agents[0], "the agent still runs after 3 s");
+    agents[0] = 0;
+    ck_assert(WIFEXITED(status));
+    ck_assert_int_eq(WEXITSTATUS(status), 69); /* HVD_EXIT_LAUNCH */
 }
 END_TEST
 
@@ -526,7 +588,10 @@ suite(void)
     suite_add_tcase(s, tc);
     tc = tcase_create("outcome");
     tcase_add_checked_fixture(tc, NULL, teardown);
+    tcase_set_timeout(tc, 30);
     ADD(tc, a_step_slurm_aborted_is_cancelled);
+    ADD(tc, a_step_srun_ended_for_a_bad_exit_is_not_cancelled);
+    ADD(tc, a_node_with_no_hvdrun_ends_at_once);
     suite_add_tcase(s, tc);
     return s;
 }
