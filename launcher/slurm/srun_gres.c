@@ -74,6 +74,36 @@ job_detail(const char *job, char *err, size_t errlen)
     return buf;
 }
 
+/* One step asks for the same gres on every node: 1 with the reason in
+ * err where nodes differ (GPUs first, then the other kinds), else 0. */
+static int
+gres_differ(char *const *nodes, size_t n, const cfg_node_gres *g, char *err,
+            size_t errlen)
+{
+    for (size_t i = 1; i < n; i++) {
+        int gpus = g[i].gpus != g[0].gpus;
+        char mine[300], theirs[300];
+        if (!gpus && strcmp(g[i].other, g[0].other) == 0)
+            continue;
+        if (gpus) {
+            snprintf(mine, sizeof(mine), "%ld", g[0].gpus);
+            snprintf(theirs, sizeof(theirs), "%ld", g[i].gpus);
+        } else {
+            snprintf(mine, sizeof(mine), "'%s'", g[0].other);
+            snprintf(theirs, sizeof(theirs), "'%s'", g[i].other);
+        }
+        snprintf(err, errlen,
+                 "srun: the job's %s differ by node (%s has %s, %s %s), and "
+                 "one step cannot take each node's own: ask for %s per node "
+                 "(%s)",
+                 gpus ? "GPUs" : "generic resources", nodes[0], mine, nodes[i],
+                 theirs, gpus ? "GPUs" : "them",
+                 gpus ? "--gpus-per-node=N or --gres=gpu:N" : "--gres=NAME:N");
+        return 1;
+    }
+    return 0;
+}
+
 int
 srun_gres_arg(char *const *nodes, size_t n, char *out, size_t outlen, char *err,
               size_t errlen)
@@ -105,24 +135,8 @@ srun_gres_arg(char *const *nodes, size_t n, char *out, size_t outlen, char *err,
         snprintf(err, errlen, "srun: %s", e.msg);
         goto out;
     }
-    for (size_t i = 1; i < n; i++) {
-        if (gres[i].gpus != gres[0].gpus) {
-            snprintf(err, errlen,
-                     "srun: the job's GPUs differ by node (%s has %ld, %s "
-                     "%ld), and one step cannot take each node's own: ask "
-                     "for GPUs per node (--gpus-per-node=N or --gres=gpu:N)",
-                     nodes[0], gres[0].gpus, nodes[i], gres[i].gpus);
-            goto out;
-        }
-        if (strcmp(gres[i].other, gres[0].other) != 0) {
-            snprintf(err, errlen,
-                     "srun: the job's generic resources differ by node (%s "
-                     "has '%s', %s '%s'), and one step cannot take each "
-                     "node's own: ask for them per node (--gres=NAME:N)",
-                     nodes[0], gres[0].other, nodes[i], gres[i].other);
-            goto out;
-        }
-    }
+    if (gres_differ(nodes, n, gres, err, errlen))
+        goto out;
     if (n && gres[0].gpus > 0)
         snprintf(gpus, sizeof(gpus), "gpu:%ld%s", gres[0].gpus,
                  *gres[0].other ? "," : "");

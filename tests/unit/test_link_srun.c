@@ -65,12 +65,6 @@ fake_srun_then(const char *then)
     free(both);
 }
 
-static void
-fake_srun(void)
-{
-    fake_srun_then(NULL);
-}
-
 /* The step's port, once the stand-in said it (up to 10 s). */
 static int
 step_port(void)
@@ -93,9 +87,10 @@ step_port(void)
     return p;
 }
 
-/* The step as hvdrun starts it, with the stand-in for srun. */
-static void
-setup(void)
+/* The step as hvdrun starts it, with the stand-in for srun running then
+ * (fake_srun_then); NULL when this machine cannot make one (said why). */
+static srun_step *
+start_step_then(const char *then)
 {
     char err[512];
     sigset_t now;
@@ -105,15 +100,24 @@ setup(void)
                            .agent = "hvdrun-srun-agent",
                            .secret = SECRET,
                            .unblock = &now};
+    srun_step *made;
 
     sigprocmask(SIG_SETMASK, NULL, &now);
-    fake_srun();
-    st = srun_step_start(&spec, err, sizeof(err));
-    if (st == NULL && strstr(err, "no IPv4 address")) {
+    fake_srun_then(then);
+    made = srun_step_start(&spec, err, sizeof(err));
+    if (made == NULL && strstr(err, "no IPv4 address")) {
         printf("skip: %s\n", err); /* (the step needs one to name) */
-        return;
+        return NULL;
     }
-    ck_assert_msg(st != NULL, "%s", err);
+    ck_assert_msg(made != NULL, "%s", err);
+    return made;
+}
+
+static void
+setup(void)
+{
+    if ((st = start_step_then(NULL)) == NULL)
+        return;
     port = step_port();
     ck_assert_ptr_nonnull(link0 = hvdrun_link_srun(st, 0));
     ck_assert_ptr_nonnull(link1 = hvdrun_link_srun(st, 1));
@@ -473,72 +477,46 @@ START_TEST(a_node_that_tries_again_after_half_a_handshake_is_taken)
 }
 END_TEST
 
-/* The end of a step whose stand-in srun runs then (a shell line); the
- * step, done, for the caller to look at and free (NULL: skipped). */
-static srun_step *
-step_ending(const char *then)
-{
-    char err[512];
-    sigset_t now;
-    srun_step_spec spec = {.nodes = nodes,
-                           .n = 2,
-                           .whole_allocation = 1,
-                           .agent = "hvdrun-srun-agent",
-                           .secret = SECRET,
-                           .unblock = &now};
-    srun_step *ended;
+/* How srun ended, and whether hvdrun takes it for Slurm's cancel:
+ * - Slurm stopping the step itself (scancel, a time limit, a failed
+ *   node): srun says "Job step aborted" at once, and slurmstepd's
+ *   "CANCELLED" did not always come before srun ended (netlab.slurm's
+ *   scancel on a loaded machine, 2 of 10: hvdrun said "job failed on
+ *   h2"). Either is the cancel.
+ * - srun ending the step itself after an agent's bad exit
+ *   (--kill-on-bad-exit) says "Job step aborted" too, after it named the
+ *   task: the job failing, not the cancel. */
+static const struct {
+    const char *then;
+    int code, cancelled;
+} endings[] = {
+    {"echo 'srun: Job step aborted: Waiting up to 7 seconds for job step "
+     "to finish.' >&2; exit 143",
+     143, 1},
+    {"echo 'slurmstepd: error: *** STEP 5.0 ON n0 CANCELLED AT "
+     "2026-12-05T12:00:00 ***' >&2; exit 143",
+     143, 1},
+    {"echo 'srun: error: n1: task 1: Exited with exit code 3' >&2; "
+     "echo 'srun: launch/slurm: _step_signal: Terminating StepId=5.0' >&2; "
+     "echo 'srun: Job step aborted: Waiting up to 7 seconds for job step "
+     "to finish.' >&2; exit 3",
+     3, 0},
+};
 
-    sigprocmask(SIG_SETMASK, NULL, &now);
-    fake_srun_then(then);
-    ended = srun_step_start(&spec, err, sizeof(err));
-    if (ended == NULL && strstr(err, "no IPv4 address")) {
-        printf("skip: %s\n", err);
-        return NULL;
-    }
-    ck_assert_msg(ended != NULL, "%s", err);
+START_TEST(how_srun_ended)
+{
+    srun_step *ended = start_step_then(endings[_i].then);
+
+    if (ended == NULL)
+        return; /* skipped: said why */
     for (int i = 0; i < 500 && !srun_step_done(ended); i++) {
         struct timespec ms10 = {0, 10 * 1000 * 1000};
         srun_step_poll(ended);
         nanosleep(&ms10, NULL);
     }
     ck_assert(srun_step_done(ended));
-    return ended;
-}
-
-/* Slurm stopping the step itself (scancel, a time limit, a failed node):
- * srun says "Job step aborted" at once, and slurmstepd's "CANCELLED" did
- * not always come before srun ended (netlab.slurm's scancel on a loaded
- * machine, 2 of 10: hvdrun said "job failed on h2"). Either is Slurm's
- * cancel. */
-START_TEST(a_step_slurm_aborted_is_cancelled)
-{
-    srun_step *ended =
-        step_ending("echo 'srun: Job step aborted: Waiting up to 7 seconds "
-                    "for job step to finish.' >&2; exit 143");
-
-    if (ended == NULL)
-        return; /* skipped: said why */
-    ck_assert_int_eq(srun_step_code(ended), 143);
-    ck_assert_int_eq(srun_step_cancelled(ended), 1);
-    srun_step_free(ended);
-}
-END_TEST
-
-/* srun ending the step itself after an agent's bad exit
- * (--kill-on-bad-exit) says "Job step aborted" too, after it named the
- * task: that is the job failing, not Slurm's cancel */
-START_TEST(a_step_srun_ended_for_a_bad_exit_is_not_cancelled)
-{
-    srun_step *ended = step_ending(
-        "echo 'srun: error: n1: task 1: Exited with exit code 3' >&2; "
-        "echo 'srun: launch/slurm: _step_signal: Terminating StepId=5.0' >&2; "
-        "echo 'srun: Job step aborted: Waiting up to 7 seconds for job step "
-        "to finish.' >&2; exit 3");
-
-    if (ended == NULL)
-        return; /* skipped: said why */
-    ck_assert_int_eq(srun_step_code(ended), 3);
-    ck_assert_int_eq(srun_step_cancelled(ended), 0);
+    ck_assert_int_eq(srun_step_code(ended), endings[_i].code);
+    ck_assert_int_eq(srun_step_cancelled(ended), endings[_i].cancelled);
     srun_step_free(ended);
 }
 END_TEST
@@ -589,8 +567,8 @@ suite(void)
     tc = tcase_create("outcome");
     tcase_add_checked_fixture(tc, NULL, teardown);
     tcase_set_timeout(tc, 30);
-    ADD(tc, a_step_slurm_aborted_is_cancelled);
-    ADD(tc, a_step_srun_ended_for_a_bad_exit_is_not_cancelled);
+    tcase_add_loop_test(tc, how_srun_ended, 0,
+                        sizeof(endings) / sizeof(endings[0]));
     ADD(tc, a_node_with_no_hvdrun_ends_at_once);
     suite_add_tcase(s, tc);
     return s;
