@@ -146,17 +146,18 @@ proven(int fd, const char *expect, double deadline)
  * refuses an address's connections beyond a few at once, as when
  * several nodes share one address or a stranger floods from this one),
  * or one that was not answered in time; not where nothing listens
- * there, or what answered is not hvdrun. */
+ * there, or what answered is not hvdrun. The handshakes end by latest (a
+ * monotonic time) at most. */
 static int
 connect_at(const char *a, const char *port, const char *secret, int fd[],
-           double until, int *again)
+           double latest, int *again)
 {
     double deadline = hvd_mono_now() + HANDSHAKE_SECONDS;
     char expect[SRUN_STREAMS][65];
     int k, r = 0;
 
-    if (deadline > until)
-        deadline = until;
+    if (deadline > latest)
+        deadline = latest;
     for (k = 0; k < SRUN_STREAMS; k++) {
         fd[k] = -1;
         if (r == 0 && (fd[k] = dial(a, port)) < 0) {

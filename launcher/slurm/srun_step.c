@@ -380,7 +380,8 @@ accept_new(srun_step *st)
             !drop_idle(st, peer, PEER_IDLE_SECONDS, &wait)) {
             stranger(st, peer, "too many handshakes at once from its address");
             close(fd);
-            k -= refused++ < REFUSALS_PER_POLL; /* (not one of the 64) */
+            if (refused++ < REFUSALS_PER_POLL)
+                k--; /* not one of the 64 */
             continue;
         }
         p = &st->pend[st->npend];

@@ -16,7 +16,7 @@ char **srun_argv(const srun_step_spec *spec, char *nodearg, size_t nodelen,
  * none (the step takes the job's request as its own); where it asked per
  * task or per job (SLURM_GPUS, SLURM_GPUS_PER_TASK, ...), which a step of
  * one task per node cannot take, "--gres=gpu:K,..." with the K GPUs the
- * job has on each node and its other kinds there (nic, mps, ...: a step
+ * job has on each node and its other kinds there (a nic, ...: a step
  * that names its gres gets only those), or "--gres=none" where it has
  * none (srun_gres.c). 0, or -1 with the reason in err (scontrol failed,
  * or the nodes' gres differ, which one step cannot take). */
