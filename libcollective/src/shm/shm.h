@@ -83,6 +83,7 @@ typedef struct shm_transport {
     size_t *offsets;  /* 2 * (size + 1): blocks, slots, send and recv */
     const void **src; /* size: a reduction's inputs */
     const void **run; /* size: the same, for a run within one piece */
+    void *chunk;      /* SHM_CHUNK bytes: a reduced chunk on its way out */
 } shm_transport;
 
 static inline shm_line *
@@ -123,6 +124,11 @@ int shm_step(shm_transport *t, const char *what, char *err, size_t errlen);
  * an operation's streamed stores before it returns. */
 size_t shm_last_level_cache(void);
 int shm_streams(const shm_transport *t, size_t bytes);
+/* Whether an allreduce whose blocks are block bytes writes its reduced
+ * chunks into its area with streaming stores (shm_reduce.c's
+ * reduce_chunk): on x86-64, with a CPU per rank, blocks of a chunk or
+ * more. */
+int shm_shares(const shm_transport *t, size_t block);
 void shm_store(void *dst, const void *src, size_t n, int stream);
 void shm_store_done(int stream);
 

@@ -48,6 +48,18 @@ shm_streams(const shm_transport *t, size_t bytes)
 #endif
 }
 
+int
+shm_shares(const shm_transport *t, size_t block)
+{
+#if defined(__x86_64__)
+    return t->spec.cpu_each && block >= SHM_CHUNK;
+#else
+    (void)t;
+    (void)block;
+    return 0;
+#endif
+}
+
 void
 shm_store(void *dst, const void *src, size_t n, int stream)
 {

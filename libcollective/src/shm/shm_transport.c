@@ -206,6 +206,7 @@ st_free(transport *t)
     free(s->offsets);
     free(s->src);
     free(s->run);
+    free(s->chunk);
     explicit_bzero(&s->spec, sizeof(s->spec));
     free(s);
 }
@@ -241,8 +242,9 @@ shm_transport_new(const transport_spec *spec)
     s->offsets = calloc(2 * ((size_t)spec->size + 1), sizeof(size_t));
     s->src = calloc((size_t)spec->size, sizeof(*s->src));
     s->run = calloc((size_t)spec->size, sizeof(*s->run));
+    s->chunk = aligned_alloc(SHM_LINE, SHM_CHUNK);
     if (s->pidfd == NULL || s->pid == NULL || s->offsets == NULL ||
-        s->src == NULL || s->run == NULL) {
+        s->src == NULL || s->run == NULL || s->chunk == NULL) {
         st_free(&s->base);
         return NULL;
     }
