@@ -155,10 +155,10 @@ START_TEST(long_explanation_stays_in_its_buffer)
     } out;
 
     memset(&out, 'G', sizeof(out));
-    for (int k = 0; k < 12; k++) {
+    for (unsigned k = 0; k < 12; k++) {
         char name[32], a[64];
-        snprintf(name, sizeof(name), "interface-with-a-long-name%02d", k);
-        snprintf(a, sizeof(a), "2001:db8:0:%d::1", k);
+        snprintf(name, sizeof(name), "interface-with-a-long-name%02u", k);
+        snprintf(a, sizeof(a), "2001:db8:0:%u::1", k);
         add_addr(0, name, a, 64);
     }
     add_addr(1, "eth0", "2001:db8:0:0::2", 64);
