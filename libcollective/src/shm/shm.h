@@ -116,12 +116,13 @@ shm_area(const shm_transport *t, uint32_t step, int rank)
  * within the timeout (err says which, what names the operation). */
 int shm_step(shm_transport *t, const char *what, char *err, size_t errlen);
 
-/* Copies into the caller's buffers (shm_store.c): shm_streams says
- * whether an operation whose output is bytes long takes streaming
- * stores (on x86-64, larger than spec.stream_above, which
+/* Streaming copies (shm_store.c): shm_streams says whether an
+ * operation whose output is bytes long goes into the caller's buffers
+ * with streaming stores (on x86-64, larger than spec.stream_above, which
  * shm_transport_new sets to shm_last_level_cache() where it is 0);
  * shm_store copies n bytes, streaming when told; shm_store_done orders
- * an operation's streamed stores before it returns. */
+ * the streamed stores before what follows: the operation's return, or
+ * the next post of a step. */
 size_t shm_last_level_cache(void);
 int shm_streams(const shm_transport *t, size_t bytes);
 /* Whether an allreduce whose blocks are block bytes writes its reduced

@@ -127,15 +127,15 @@ post_subs(const shm_transport *s, const pieces *b, const blocks *bl, size_t j)
 
 /* One reduced chunk of len elements, into d (this rank's area, or
  * reducescatter's recv) and, given recv, there too. With a CPU per rank
- * (b->shares) it is reduced into the transport's own chunk and written to both
- * places from there, into the area with streaming stores: the area's lines were
- * last read by the other ranks, and an ordinary store must first take each line
- * back from their caches (2 ranks, allreduces in long runs, medians of 3-4 in
- * turns: 1 MiB 116
- * -> 90 us, 64 MiB 12.1 -> 10.1 ms, 256 KiB 35 -> 26 us; 4 KiB and 8 B
- * unchanged). With more ranks than CPUs a reader may run on the writer's
- * CPU, where the lines would still be cached: 4 ranks on 2 CPUs gained
- * nothing that stood out of the noise. */
+ * (b->shares) it is reduced into the transport's own chunk and written
+ * to both places from there, into the area with streaming stores (fenced
+ * before the next post): the area's lines were last read by the other
+ * ranks, and an ordinary store must first take each line back from
+ * their caches. 2 ranks, allreduces in long runs, medians of 3-4 in
+ * turns: 1 MiB 116 -> 90 us, 64 MiB 12.1 -> 10.1 ms, 256 KiB 35 -> 26
+ * us; 4 KiB and 8 B unchanged. With more ranks than CPUs a reader may
+ * run on the writer's CPU, where the lines would still be cached: 4
+ * ranks on 2 CPUs gained nothing that stood out of the noise. */
 static void
 reduce_chunk(const shm_transport *s, const pieces *b, const reduction *rd,
              size_t c, size_t len, char *d, char *recv)
