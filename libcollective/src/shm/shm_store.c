@@ -1,15 +1,16 @@
-/* Streaming copies: into the caller's buffers for results larger than
- * the last level cache, and into an allreduce's area for its reduced
- * chunks (shm_shares; why in shm_reduce.c's reduce_chunk). Such a result cannot
- * stay in the cache: every line an ordinary store writes is first read from
- * memory (to own it), then written back when evicted. Streaming (non-temporal)
- * stores skip the read. coll_bench on 2 cores with a 32 MiB L3, medians of 5
- * runs (2 ranks) and 3 (4 ranks) in turns, 64 MiB, before -> after: 2 ranks,
- * allreduce 14.3 -> 13.4 ms, broadcast 5.5 -> 4.0, allgather 8.0 -> 7.5;
- * 4 ranks, allreduce 36.2 -> 28.9, broadcast 18.6 -> 10.8 (allgather
- * unchanged). At 16 and 32 MiB no gain stood out of the noise, and a
- * caller that reads a smaller result back finds part of it in the
- * cache, so those keep ordinary stores. */
+/* Streaming copies, for two uses: an allreduce's reduced chunks into its
+ * area (shm_shares; why in shm_reduce.c's reduce_chunk), and results
+ * larger than the last level cache into the caller's buffers. Such a
+ * result cannot stay in the cache: every line an ordinary store writes
+ * is first read from memory (to own it), then written back when
+ * evicted. Streaming (non-temporal) stores skip the read. coll_bench on
+ * 2 cores with a 32 MiB L3, medians of 5 runs (2 ranks) and 3 (4 ranks)
+ * in turns, 64 MiB, before -> after: 2 ranks, allreduce 14.3 -> 13.4
+ * ms, broadcast 5.5 -> 4.0, allgather 8.0 -> 7.5; 4 ranks, allreduce
+ * 36.2 -> 28.9, broadcast 18.6 -> 10.8 (allgather unchanged). At 16 and
+ * 32 MiB no gain stood out of the noise, and a caller that reads a
+ * smaller result back finds part of it in the cache, so those keep
+ * ordinary stores. */
 #include <stdint.h>
 #include <string.h>
 #include <unistd.h>
